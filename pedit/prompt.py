@@ -1,0 +1,141 @@
+"""Instruction + file -> chat messages -> prompt tokens; and the answer back to file text.
+
+The prompt puts the file in a Markdown fence and *primes* the assistant turn with the
+opening fence line, so the model's first token is already the file's first token: no
+preamble ("Sure! Here is..."), and the original file is a draft that lines up from token
+one. The answer ends with the closing fence, which `strip_fence` removes. The fence is
+longer than any run of backticks inside the file (CommonMark), so a Markdown file with
+code blocks cannot close it early.
+
+Control tokens: the file is tokenized with special=False, so a file that contains the text
+"<|im_end|>" cannot end the prompt's user turn; only the template's own markup is parsed
+for control tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from .request import EditRequest
+
+SYSTEM = (
+    "You are pedit, a careful text and code editor. You receive a file and an instruction. "
+    "Reply with the complete rewritten file inside a fenced block, changing only what the "
+    "instruction asks for and keeping everything else exactly as it is: wording, "
+    "formatting, indentation and line breaks. No explanations before or after the block."
+)
+
+LANGS = {
+    ".py": "python", ".md": "markdown", ".rst": "rst", ".txt": "text", ".js": "javascript",
+    ".ts": "typescript", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cpp": "cpp",
+    ".java": "java", ".sh": "bash", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+    ".json": "json", ".html": "html", ".css": "css", ".rb": "ruby", ".tex": "latex",
+}
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in `text` (at least three)."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def language(filename: str) -> str:
+    return LANGS.get(PurePath(filename).suffix.lower(), "")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    tokens: list[int]  # the whole prompt, primed assistant turn included
+    fence: str  # the fence around the file; the answer should end with it
+    prime: str  # text the assistant turn was primed with (the opening fence line)
+
+
+def messages(req: EditRequest, fence: str) -> list[dict]:
+    name = req.filename or "the file"
+    body = req.text if req.text.endswith("\n") or not req.text else req.text + "\n"
+    user = (
+        f"{req.instruction.strip()}\n\n"
+        f"{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
+    )
+    return [{"role": "system", "content": req.system or SYSTEM}, {"role": "user", "content": user}]
+
+
+def build_prompt(backend, req: EditRequest) -> Prompt:
+    fence = fence_for(req.text)
+    msgs = messages(req, fence)
+    prime = f"{fence}{language(req.filename)}\n"
+    tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
+    return Prompt(tokens, fence, prime)
+
+
+def encode_chat(backend, msgs: list[dict]) -> list[int]:
+    """Render the model's chat template, then tokenize the template's own text with control
+    tokens parsed and the message contents without (see the module docstring)."""
+    marks = [f"\x00pedit-content-{i}\x00" for i in range(len(msgs))]
+    rendered = backend.render_chat([{**m, "content": k} for m, k in zip(msgs, marks)])
+    if not all(rendered.count(k) == 1 for k in marks):  # a template that rewrites contents
+        return backend.tokenize(backend.render_chat(msgs), special=True)
+    contents = dict(zip(marks, (m["content"] for m in msgs)))
+    tokens: list[int] = []
+    for piece in re.split("(" + "|".join(map(re.escape, marks)) + ")", rendered):
+        if piece in contents:
+            tokens += backend.tokenize(contents[piece], special=False)
+        elif piece:
+            tokens += backend.tokenize(piece, special=True)
+    return tokens
+
+
+class FenceStream:
+    """Streams the file out of a primed answer: passes text through until a line that is
+    exactly the closing fence, then swallows the rest (a remark the model adds after the
+    block). Holds back only a partial line that could still become that fence line.
+
+    The file ends where the fence line starts; without a closing fence (the model stopped
+    early) the whole answer is the file.
+    """
+
+    def __init__(self, fence: str):
+        self.fence = fence
+        self.closed = False
+        self._pending = ""  # text not emitted yet; starts a line when _line_start
+        self._line_start = True
+
+    def _maybe_fence(self, partial: str) -> bool:
+        head, rest = partial[: len(self.fence)], partial[len(self.fence) :]
+        return self.fence.startswith(head) and not rest.strip(" \t")
+
+    def feed(self, text: str) -> str:
+        if self.closed:
+            return ""
+        self._pending += text
+        out = []
+        while self._pending:
+            nl = self._pending.find("\n")
+            line = self._pending if nl < 0 else self._pending[:nl]
+            if self._line_start and self._maybe_fence(line):
+                if nl < 0:
+                    break  # wait: it may still become the fence line
+                if len(line.rstrip(" \t")) == len(self.fence):
+                    self.closed, self._pending = True, ""
+                    break
+            cut = len(self._pending) if nl < 0 else nl + 1
+            out.append(self._pending[:cut])
+            self._pending = self._pending[cut:]
+            self._line_start = nl >= 0
+        return "".join(out)
+
+    def close(self) -> str:
+        """End of the answer: a pending partial line is the fence (drop it) or text."""
+        rest, self._pending = self._pending, ""
+        if self.closed or (self._line_start and rest.rstrip(" \t") == self.fence):
+            self.closed = True
+            return ""
+        return rest
+
+
+def strip_fence(answer: str, fence: str) -> str:
+    """The file inside a whole primed answer (FenceStream over one chunk)."""
+    stream = FenceStream(fence)
+    return stream.feed(answer) + stream.close()

@@ -1,0 +1,71 @@
+"""Terminal output with rich: progress for model work, the stats line, the diff."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from .events import Stats
+
+
+class RichReporter:
+    """models.progress.Reporter on a rich console (stderr): a bar, or a spinner when the
+    work has no measurable progress; a plain "done" line when the console is not a tty."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    @contextmanager
+    def task(
+        self, description: str, total: int | None = None, unit: str = "bytes"
+    ) -> Iterator[Callable[[int], None]]:
+        columns = [SpinnerColumn(), TextColumn("{task.description}")]
+        if total is not None:
+            columns += [BarColumn(), DownloadColumn() if unit == "bytes" else MofNCompleteColumn()]
+            columns += [TimeRemainingColumn()]
+        columns += [TimeElapsedColumn()]
+        with Progress(*columns, console=self.console, transient=True) as progress:
+            task = progress.add_task(description, total=total)
+            yield lambda done: progress.update(task, completed=done)
+        if not self.console.is_terminal:
+            self.console.print(f"pedit: {description}: done", highlight=False)
+
+
+def stats_line(stats: Stats) -> str:
+    return (
+        f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s "
+        f"({stats.decode_tokens_per_second:.1f} tok/s); "
+        f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "
+        f"({stats.prefill_tokens_per_second:.0f} tok/s); "
+        f"{stats.forward_passes} forward passes; stop: {stats.stop_reason}"
+    )
+
+
+def unified_diff(old: str, new: str, name: str) -> list[str]:
+    return list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    )
+
+
+def print_diff(console: Console, lines: list[str]) -> None:
+    styles = {"+++": "bold", "---": "bold", "@@": "cyan", "+": "green", "-": "red"}
+    for line in lines:
+        style = next((s for p, s in styles.items() if line.startswith(p)), "")
+        text = line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        console.print(Text(text, style=style), end="")

@@ -1,0 +1,65 @@
+"""Shared fixtures: tiny models built once per session, one backend of each kind, and an
+isolated user cache/config for every test (the real default model gets its own session
+cache, so CI assembles it from the installed chunk packages exactly as a user's first run)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tiny  # noqa: E402
+
+from pedit.backends import open_backend  # noqa: E402
+
+KINDS = ["reference", "llama.cpp", "transformers"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    for var in ("PEDIT_MODEL", "PEDIT_BACKEND"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def tiny_hf(tmp_path_factory) -> Path:
+    return tiny.build_hf_model(tmp_path_factory.mktemp("tiny-hf"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tiny_hf, tmp_path_factory) -> Path:
+    return tiny.write_gguf(tiny_hf, tmp_path_factory.mktemp("tiny-gguf") / "tiny.gguf")
+
+
+def model_for(kind: str, tiny_hf: Path, tiny_gguf: Path):
+    return {"llama.cpp": tiny_gguf, "transformers": tiny_hf}.get(kind)
+
+
+@pytest.fixture(params=KINDS)
+def backend(request, tiny_hf, tiny_gguf):
+    b = open_backend(request.param, model_for(request.param, tiny_hf, tiny_gguf), n_ctx=512)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def real_cache(tmp_path_factory) -> Path:
+    """A user cache shared by the slow tests: the default model is assembled into it once."""
+    return tmp_path_factory.mktemp("real-cache")
+
+
+@pytest.fixture
+def default_model_env(real_cache, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(real_cache))
+    return real_cache
