@@ -9,9 +9,10 @@ here and *measured* on llama.cpp and transformers.
 Model, per position t with token x_t:
     h_t      = tanh(A @ h_{t-1} + E[x_t])                    # h: [d], h_{-1} = 0
     logits_t = W @ h_t + b + copy * onehot(y_t)              # [n_vocab]
-where y_t is the token that followed the most recent earlier occurrence of the bigram
-(x_{t-1}, x_t), if any: an induction-head-like copy term, so that the model tends to repeat
-text from its prompt the way an editing model does, and drafts get realistic hits and misses.
+where y_t is the token that followed the most recent earlier occurrence of the longest
+suffix of x_0..x_t (up to 8 tokens) seen before, if any: an induction-head-like copy term,
+so that the model tends to repeat text from its prompt the way an editing model does, the
+random term now and then wins (an "edit"), and drafts get realistic hits and misses.
 
 Tokenizer: 256 byte tokens, three ChatML control tokens, then a few dozen common chunks
 matched greedily, longest first, so the same text can be spelled by different token
@@ -28,6 +29,7 @@ import numpy as np
 from .base import Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
+COPY_CONTEXT = 8  # the copy term matches up to this many tokens of context
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 CHUNKS = (
     " the", " and", " of", " to", " in", " is", " a", " that", " for", " it", " with",
@@ -45,7 +47,7 @@ class ReferenceBackend:
     capabilities = Capabilities(rollback=True, logits_for_all_positions=True)
 
     def __init__(
-        self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 6.0, n_threads=None
+        self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 10.0, n_threads=None
     ):
         # n_threads is accepted (and ignored) so that every backend takes the same options.
         self.n_ctx = n_ctx
@@ -63,8 +65,10 @@ class ReferenceBackend:
         rng = np.random.default_rng(seed)
         self._E = rng.normal(0.0, 1.0, (self.n_vocab, dim))
         self._A = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, dim))
-        self._W = rng.normal(0.0, 1.0, (self.n_vocab, dim))
-        self._b = rng.normal(0.0, 0.5, self.n_vocab)
+        # Scales chosen so that greedy decoding copies its context where it can, and
+        # sampling at T=1 leaves the copy a few times per few hundred tokens.
+        self._W = rng.normal(0.0, 0.15, (self.n_vocab, dim))
+        self._b = rng.normal(0.0, 0.3, self.n_vocab)
         self._copy = copy
         self._chat = ChatTemplate(CHATML, eos_token="<|im_end|>")
         self._tokens: list[int] = []
@@ -122,14 +126,19 @@ class ReferenceBackend:
         return logits
 
     def _copied_next(self) -> int | None:
-        """y_t: the token after the latest earlier occurrence of the last bigram."""
+        """y_t: the token after the most recent earlier occurrence of the longest suffix
+        (up to COPY_CONTEXT tokens) of the prefix, like prompt lookup; None if no match."""
         toks = self._tokens
-        if len(toks) < 3:
-            return None
-        arr = np.asarray(toks[:-1])
-        a, b = toks[-2], toks[-1]
-        hits = np.flatnonzero((arr[:-1] == a) & (arr[1:] == b))  # bigram (x_i, x_i+1), i+1 < t
-        return int(toks[hits[-1] + 2]) if hits.size else None
+        arr = np.asarray(toks)
+        t = len(toks) - 1
+        ends = np.flatnonzero(arr[:t] == arr[t])  # earlier occurrences j of x_t, j < t
+        for k in range(1, COPY_CONTEXT):
+            longer = ends[ends >= k]
+            longer = longer[arr[longer - k] == arr[t - k]] if t >= k else longer[:0]
+            if not longer.size:
+                break
+            ends = longer
+        return int(arr[ends[-1] + 1]) if ends.size else None
 
     def truncate(self, n: int) -> None:
         if n < 0:

@@ -1,0 +1,35 @@
+"""A scripted backend for unit tests of the decoding loop: after the prompt it "wants" to
+write a fixed target token sequence and then EOS. Its logits are a function of the prefix
+only (one-hot on the target token at the current output position, whatever was written
+before), and it counts forward passes. Text handling is the reference backend's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pedit.backends.reference import ReferenceBackend
+
+
+class ScriptedBackend(ReferenceBackend):
+    name = "scripted"
+
+    def __init__(self, target: Sequence[int], prompt_len: int, *, n_ctx: int = 4096):
+        super().__init__(n_ctx=n_ctx)
+        self.target = list(target)
+        self.prompt_len = prompt_len
+        self.eos = min(self.eos_ids)
+        self.calls: list[tuple[int, int]] = []  # (tokens evaluated, logits asked) per pass
+
+    def eval(self, tokens, *, n_logits=1):
+        self.calls.append((len(tokens), n_logits))
+        start = self.n_past
+        super().eval(tokens, n_logits=1)  # keep the cache bookkeeping of the parent
+        rows = []
+        for pos in range(start + len(tokens) - n_logits, start + len(tokens)):
+            i = pos + 1 - self.prompt_len  # index in the output of the token this row predicts
+            row = np.zeros(self.n_vocab, dtype=np.float32)
+            row[self.target[i] if 0 <= i < len(self.target) else self.eos] = 10.0
+            rows.append(row)
+        return np.stack(rows)

@@ -1,0 +1,66 @@
+"""`backends/` installs as `pedit.backends`, never as a top-level `backends` (a PyPI project
+owns that name), in a normal (wheel) install and in an editable install.
+
+Each case builds a throwaway virtual environment, installs pedit without dependencies
+(numpy is added, since pedit.backends imports it) and imports from a neutral directory.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import numpy
+import pytest
+
+pytestmark = pytest.mark.install
+REPO = Path(__file__).resolve().parents[1]
+PROBE = (
+    "import importlib.util, pedit.backends, pedit.backends.reference as r\n"
+    "assert importlib.util.find_spec('backends') is None, 'a top-level backends module exists'\n"
+    "print(pedit.backends.__file__)\n"
+)
+
+
+def make_env(where: Path) -> Path:
+    venv.EnvBuilder(with_pip=True).create(where)
+    py = where / "bin" / "python"
+    pip_install(py, f"numpy=={numpy.__version__}", "setuptools>=77")
+    return py
+
+
+def pip_install(py: Path, *args: str) -> None:
+    cmd = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", *args]
+    subprocess.run(cmd, check=True)
+
+
+def probe(py: Path, cwd: Path) -> Path:
+    out = subprocess.run([py, "-c", PROBE], cwd=cwd, check=True, capture_output=True, text=True)
+    return Path(out.stdout.strip())
+
+
+def test_wheel_install(tmp_path):
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", wheels, REPO],
+        check=True,
+    )
+    (wheel,) = wheels.glob("pedit-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pedit/backends/llama_cpp.py" in names and "pedit/backends/base.py" in names
+    assert not [n for n in names if n.startswith("backends/")]
+    py = make_env(tmp_path / "env")
+    pip_install(py, str(wheel))
+    where = probe(py, tmp_path)
+    assert where.parent.name == "backends" and where.parent.parent.name == "pedit"
+    assert "site-packages" in where.parts
+    assert not list((tmp_path / "env").glob("lib/python*/site-packages/backends"))
+
+
+def test_editable_install(tmp_path):
+    py = make_env(tmp_path / "env")
+    pip_install(py, "--no-build-isolation", "-e", str(REPO))
+    assert probe(py, tmp_path) == REPO / "backends" / "__init__.py"

@@ -1,0 +1,58 @@
+"""The real default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), end to end, offline.
+
+Slow on 2 CPU cores (the transformers case converts the GGUF once, ~1 minute), so these
+are the only tests that load it. Each runs the installed `pedit` command in a subprocess
+with HF_HUB_OFFLINE=1, as a user would, on a user cache that starts empty for the session.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PARAGRAPH = (
+    "Their is many reasons why peoples enjoys reading. A good book take you to another world, "
+    "and it teach you new things every day.\n"
+)
+ERRORS = ["Their is", "peoples", "enjoys reading", "book take", "it teach"]
+
+
+def pedit(*args: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(cache)}
+    exe = Path(sys.executable).with_name("pedit")
+    return subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=1200)
+
+
+@pytest.fixture(scope="module")
+def paragraph(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("real") / "paragraph.md"
+    path.write_text(PARAGRAPH)
+    return path
+
+
+def test_pull_assembles_the_default_model(real_cache):
+    result = pedit("models", "pull", "qwen2.5-coder-0.5b", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    listing = pedit("models", cache=real_cache).stdout
+    row = next(line for line in listing.splitlines() if "qwen2.5-coder-0.5b" in line)
+    assert "ready" in row and "(default)" in row
+
+
+@pytest.mark.parametrize("backend", ["llama.cpp", "transformers"])
+def test_default_model_fixes_a_paragraph(paragraph, real_cache, backend):
+    result = pedit("edit", str(paragraph), "Fix the grammar and spelling.", "--stdout", "-b", backend,
+                   cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert difflib.SequenceMatcher(None, PARAGRAPH, out).ratio() > 0.8  # an edit, not a new text
+    left = sum(err in out for err in ERRORS)
+    assert left < len(ERRORS), out  # at least one error corrected
+    assert "forward passes" in result.stderr
+    assert paragraph.read_text() == PARAGRAPH
