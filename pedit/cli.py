@@ -65,28 +65,38 @@ def cli():
     """
 
 
-def model_options(f):
-    f = click.option("-m", "--model", help="Model: a name from `pedit models`, a GGUF file, a "
-                     "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]")(f)
-    f = click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
-                     help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models.")(f)
-    f = click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True,
-                     help="Context window in tokens (prompt + rewrite).")(f)
-    f = click.option("--threads", type=click.IntRange(min=1), help="CPU threads [default: all usable].")(f)
-    return f
+def _options(*decorators):
+    """Apply click options so that --help lists them in the order written."""
+
+    def apply(f):
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
 
 
-def decode_options(f):
-    f = click.option("--max-tokens", type=click.IntRange(min=1),
-                     help="Stop after this many tokens [default: 2 x the file's tokens + 256].")(f)
-    f = click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-                     help="0 is greedy (argmax).")(f)
-    f = click.option("--top-k", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="Sample among the k most likely tokens (0: all).")(f)
-    f = click.option("--top-p", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=1.0,
-                     show_default=True, help="Nucleus sampling mass.")(f)
-    f = click.option("--seed", type=int, default=0, show_default=True, help="Random seed for sampling.")(f)
-    return f
+model_options = _options(
+    click.option("-m", "--model", help="Model: a name from `pedit models`, a GGUF file, a "
+                 "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]"),
+    click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
+                 help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models."),
+    click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True,
+                 help="Context window in tokens (prompt + rewrite)."),
+    click.option("--threads", type=click.IntRange(min=1), help="CPU threads [default: all usable]."),
+)
+
+decode_options = _options(
+    click.option("--max-tokens", type=click.IntRange(min=1),
+                 help="Stop after this many tokens [default: 2 x the file's tokens + 256]."),
+    click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+                 help="0 is greedy (argmax)."),
+    click.option("--top-k", type=click.IntRange(min=0), default=0, show_default=True,
+                 help="Sample among the k most likely tokens (0: all)."),
+    click.option("--top-p", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=1.0,
+                 show_default=True, help="Nucleus sampling mass."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Random seed for sampling."),
+)
 
 
 @cli.command()
