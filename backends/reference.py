@@ -31,6 +31,7 @@ from .chat import CHATML, ChatTemplate
 
 COPY_CONTEXT = 8  # the copy term matches up to this many tokens of context
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+# fmt: off
 CHUNKS = (
     " the", " and", " of", " to", " in", " is", " a", " that", " for", " it", " with",
     " as", " on", " be", " this", " are", "ing", "ed", "er", "th", "he", "in", "re",
@@ -38,6 +39,7 @@ CHUNKS = (
     "\n\n", "\n", "    ", "  ", "def ", "return", "self", "import ", "class ", " = ",
     "():", "```", "# ", "## ", "user", "assistant", "system",
 )
+# fmt: on
 
 
 class ReferenceBackend:

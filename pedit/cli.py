@@ -38,8 +38,11 @@ class PeditGroup(click.Group):
         except Exception as exc:
             if os.environ.get("PEDIT_DEBUG"):
                 traceback.print_exc()
-            _fail(ctx, f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)",
-                  ExitCode.INTERNAL)
+            _fail(
+                ctx,
+                f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)",
+                ExitCode.INTERNAL,
+            )
 
 
 def _fail(ctx: click.Context, message: str, code: int):
@@ -77,24 +80,55 @@ def _options(*decorators):
 
 
 model_options = _options(
-    click.option("-m", "--model", help="Model: a name from `pedit models`, a GGUF file, a "
-                 "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]"),
-    click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
-                 help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models."),
-    click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True,
-                 help="Context window in tokens (prompt + rewrite)."),
+    click.option(
+        "-m",
+        "--model",
+        help="Model: a name from `pedit models`, a GGUF file, a "
+        "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]",
+    ),
+    click.option(
+        "-b",
+        "--backend",
+        type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
+        help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models.",
+    ),
+    click.option(
+        "--n-ctx",
+        type=click.IntRange(min=256),
+        default=8192,
+        show_default=True,
+        help="Context window in tokens (prompt + rewrite).",
+    ),
     click.option("--threads", type=click.IntRange(min=1), help="CPU threads [default: all usable]."),
 )
 
 decode_options = _options(
-    click.option("--max-tokens", type=click.IntRange(min=1),
-                 help="Stop after this many tokens [default: 2 x the file's tokens + 256]."),
-    click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-                 help="0 is greedy (argmax)."),
-    click.option("--top-k", type=click.IntRange(min=0), default=0, show_default=True,
-                 help="Sample among the k most likely tokens (0: all)."),
-    click.option("--top-p", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=1.0,
-                 show_default=True, help="Nucleus sampling mass."),
+    click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        help="Stop after this many tokens [default: 2 x the file's tokens + 256].",
+    ),
+    click.option(
+        "--temperature",
+        type=click.FloatRange(min=0.0),
+        default=0.0,
+        show_default=True,
+        help="0 is greedy (argmax).",
+    ),
+    click.option(
+        "--top-k",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Sample among the k most likely tokens (0: all).",
+    ),
+    click.option(
+        "--top-p",
+        type=click.FloatRange(min=0.0, max=1.0, min_open=True),
+        default=1.0,
+        show_default=True,
+        help="Nucleus sampling mass.",
+    ),
     click.option("--seed", type=int, default=0, show_default=True, help="Random seed for sampling."),
 )
 
@@ -103,11 +137,18 @@ decode_options = _options(
 @click.argument("file", type=click.Path(path_type=Path, allow_dash=True))
 @click.argument("instruction")
 @click.option("--stdout", "mode", flag_value="stdout", help="Print the rewritten file (streamed).")
-@click.option("--diff", "mode", flag_value="diff", default=True,
-              help="Print a unified diff of the rewrite (the default); writes nothing.")
+@click.option(
+    "--diff",
+    "mode",
+    flag_value="diff",
+    default=True,
+    help="Print a unified diff of the rewrite (the default); writes nothing.",
+)
 @model_options
 @decode_options
-def edit(file, instruction, mode, model, backend, n_ctx, threads, max_tokens, temperature, top_k, top_p, seed):
+def edit(
+    file, instruction, mode, model, backend, n_ctx, threads, max_tokens, temperature, top_k, top_p, seed
+):
     """Rewrite FILE following INSTRUCTION.
 
     \b
@@ -122,8 +163,14 @@ def edit(file, instruction, mode, model, backend, n_ctx, threads, max_tokens, te
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     run_edit_command(
-        file, instruction, mode=mode, model=model, backend=backend,
-        load_options={"n_ctx": n_ctx, "n_threads": threads}, max_tokens=max_tokens, sampling=sampling,
+        file,
+        instruction,
+        mode=mode,
+        model=model,
+        backend=backend,
+        load_options={"n_ctx": n_ctx, "n_threads": threads},
+        max_tokens=max_tokens,
+        sampling=sampling,
     )
 
 

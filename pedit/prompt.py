@@ -27,12 +27,14 @@ SYSTEM = (
     "formatting, indentation and line breaks. No explanations before or after the block."
 )
 
+# fmt: off
 LANGS = {
     ".py": "python", ".md": "markdown", ".rst": "rst", ".txt": "text", ".js": "javascript",
     ".ts": "typescript", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cpp": "cpp",
     ".java": "java", ".sh": "bash", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".json": "json", ".html": "html", ".css": "css", ".rb": "ruby", ".tex": "latex",
 }
+# fmt: on
 
 
 def fence_for(text: str) -> str:
@@ -55,10 +57,7 @@ class Prompt:
 def messages(req: EditRequest, fence: str) -> list[dict]:
     name = req.filename or "the file"
     body = req.text if req.text.endswith("\n") or not req.text else req.text + "\n"
-    user = (
-        f"{req.instruction.strip()}\n\n"
-        f"{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
-    )
+    user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
     return [{"role": "system", "content": req.system or SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -74,10 +73,10 @@ def encode_chat(backend, msgs: list[dict]) -> list[int]:
     """Render the model's chat template, then tokenize the template's own text with control
     tokens parsed and the message contents without (see the module docstring)."""
     marks = [f"\x00pedit-content-{i}\x00" for i in range(len(msgs))]
-    rendered = backend.render_chat([{**m, "content": k} for m, k in zip(msgs, marks)])
+    rendered = backend.render_chat([{**m, "content": k} for m, k in zip(msgs, marks, strict=True)])
     if not all(rendered.count(k) == 1 for k in marks):  # a template that rewrites contents
         return backend.tokenize(backend.render_chat(msgs), special=True)
-    contents = dict(zip(marks, (m["content"] for m in msgs)))
+    contents = dict(zip(marks, (m["content"] for m in msgs), strict=True))
     tokens: list[int] = []
     for piece in re.split("(" + "|".join(map(re.escape, marks)) + ")", rendered):
         if piece in contents:

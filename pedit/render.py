@@ -63,7 +63,9 @@ def unified_diff(old: str, new: str, name: str) -> list[str]:
     )
 
 
-def print_diff(console: Console, lines: list[str]) -> None:
+def print_diff(lines: list[str], file=None) -> None:
+    """The diff on stdout (or `file`), coloured on a terminal, never re-wrapped."""
+    console = Console(file=file, soft_wrap=True)
     styles = {"+++": "bold", "---": "bold", "@@": "cyan", "+": "green", "-": "red"}
     for line in lines:
         style = next((s for p, s in styles.items() if line.startswith(p)), "")

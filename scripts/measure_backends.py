@@ -10,6 +10,7 @@ What it measures, each as the median of --repeats runs in this one process:
     i.e. the cost of plain decoding per token at a realistic KV length;
   * the edit itself (plain greedy decoding, as `pedit edit` runs it): output tokens, seconds,
     and whether the two backends produced the same text;
+  * the one-time GGUF -> fp32 conversion for transformers, into a temporary directory;
   * `pedit --help` start-up time, over 5 runs of the installed command.
 """
 
@@ -23,15 +24,18 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pedit import models  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
+
+from pedit import models  # noqa: E402
 from pedit.decode import DecodeOptions, generate  # noqa: E402
+from pedit.models.convert import convert_gguf  # noqa: E402
 from pedit.prompt import FenceStream, build_prompt  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
 
@@ -85,20 +89,31 @@ def measure(kind: str, path: Path, req: EditRequest, n_decode: int, repeats: int
     finished, edit_s = timed(lambda: list(events)[-1])
     backend.close()
     return {
-        "kind": kind, "load_s": load_s, "prompt_tokens": len(prompt.tokens),
-        "prefill_tps": statistics.median(prefill), "prefill_range": (min(prefill), max(prefill)),
-        "decode_tps": statistics.median(decode), "decode_range": (min(decode), max(decode)),
-        "edit": finished, "edit_s": edit_s,
+        "kind": kind,
+        "load_s": load_s,
+        "prompt_tokens": len(prompt.tokens),
+        "prefill_tps": statistics.median(prefill),
+        "prefill_range": (min(prefill), max(prefill)),
+        "decode_tps": statistics.median(decode),
+        "decode_range": (min(decode), max(decode)),
+        "edit": finished,
+        "edit_s": edit_s,
     }
 
 
 def help_seconds(runs: int = 5) -> float:
     exe = Path(sys.executable).with_name("pedit")
-    times = [timed(lambda: subprocess.run([exe, "--help"], capture_output=True, check=True))[1] for _ in range(runs)]
-    return statistics.median(times)
+    run = lambda: subprocess.run([exe, "--help"], capture_output=True, check=True)  # noqa: E731
+    return statistics.median(timed(run)[1] for _ in range(runs))
 
 
-def report(rows: list[dict], help_s: float, args, started: str) -> str:
+def conversion_seconds() -> float:
+    gguf = models.prepare(models.DEFAULT_MODEL, "llama.cpp").path
+    with tempfile.TemporaryDirectory(dir=models.cache_root()) as tmp:
+        return timed(lambda: convert_gguf(gguf, Path(tmp) / "converted"))[1]
+
+
+def report(rows: list[dict], help_s: float, convert_s: float | None, args, started: str) -> str:
     lines = [
         "# Backend speed on the default model",
         "",
@@ -126,6 +141,8 @@ def report(rows: list[dict], help_s: float, args, started: str) -> str:
     if len(rows) == 2:
         same = rows[0]["edit"].text == rows[1]["edit"].text
         lines += ["", f"Same rewrite of examples/essay.md from both backends: {'yes' if same else 'no'}."]
+    if convert_s is not None:
+        lines += ["", f"One-time GGUF to fp32 conversion for transformers: {convert_s:.0f} s."]
     lines += ["", f"`pedit --help` start-up: {help_s * 1000:.0f} ms (median of 5 runs).", ""]
     return "\n".join(lines)
 
@@ -144,7 +161,8 @@ def main() -> None:
         prepared = models.prepare(models.DEFAULT_MODEL, kind)
         rows.append(measure(kind, prepared.path, req, args.decode, args.repeats))
         print(f"measured {kind}", file=sys.stderr)
-    text = report(rows, help_seconds(), args, started)
+    convert_s = conversion_seconds() if "transformers" in args.backends else None
+    text = report(rows, help_seconds(), convert_s, args, started)
     print(text)
     if args.write:
         args.write.write_text(text)

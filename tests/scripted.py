@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
 from pedit.backends.reference import ReferenceBackend
 
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from pedit.backends import open_backend
+
 from pedit.cli import cli
 from pedit.decode import DecodeOptions, generate
 from pedit.prompt import FenceStream, build_prompt
@@ -30,11 +30,12 @@ def invoke(*args, input=None):
     return CliRunner().invoke(cli, list(map(str, args)), input=input)
 
 
-def expected_rewrite(text, instruction, name, sampling=Sampling()):
+def expected_rewrite(text, instruction, name, sampling=None):
     backend = open_backend("reference")
     prompt = build_prompt(backend, EditRequest(text, instruction, name))
     limit = 2 * len(backend.tokenize(text)) + 256
-    events = generate(backend, prompt.tokens, DecodeOptions(limit, sampling), until=FenceStream(prompt.fence))
+    options = DecodeOptions(limit, sampling or Sampling())
+    events = generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence))
     return list(events)[-1]
 
 
@@ -58,8 +59,9 @@ def test_help_does_not_import_the_heavy_libraries():
 
 def test_edit_stdout_streams_the_decoders_text(essay):
     sampling = Sampling(temperature=0.8, seed=3)
-    result = invoke("edit", essay, "Fix the grammar", "--stdout", "-b", "reference",
-                    "--temperature", "0.8", "--seed", "3")
+    result = invoke(
+        "edit", essay, "Fix the grammar", "--stdout", "-b", "reference", "--temperature", "0.8", "--seed", "3"
+    )
     assert result.exit_code == 0, result.output
     fin = expected_rewrite(ESSAY, "Fix the grammar", "essay.md", sampling)
     assert result.stdout == fin.text
@@ -179,3 +181,16 @@ def test_models_lists_the_registry_and_the_default(isolated_dirs, monkeypatch):
         assert name in result.output
     assert "default model: smollm2-135m (from env PEDIT_MODEL)" in result.output
     assert str(isolated_dirs / "config" / "pedit" / "config.toml") in result.output
+
+
+def test_diff_output_is_never_rewrapped():
+    import io
+
+    from pedit.render import print_diff, unified_diff
+
+    old = "short\n" + "a long line " * 30 + "\nend"
+    new = "short\n" + "a long line " * 29 + "changed\nend"
+    lines = unified_diff(old, new, "f.txt")
+    out = io.StringIO()
+    print_diff(lines, file=out)
+    assert out.getvalue() == "".join(lines).replace("end", "end\n\\ No newline at end of file\n")

@@ -45,9 +45,15 @@ def fake_model(tmp_path, monkeypatch) -> BundledModel:
     monkeypatch.syspath_prepend(str(site))
     whole = b"".join(CHUNKS)
     return BundledModel(
-        name="fake", title="fake", filename="fake.gguf", size=len(whole),
-        sha256=hashlib.sha256(whole).hexdigest(), parts=tuple(parts),
-        upstream="-", license="-", note="-",
+        name="fake",
+        title="fake",
+        filename="fake.gguf",
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
+        parts=tuple(parts),
+        upstream="-",
+        license="-",
+        note="-",
     )
 
 
@@ -216,8 +222,11 @@ def test_config_precedence(tmp_path):
 
 @pytest.mark.parametrize(
     "content, message",
-    [("model = [", "cannot read config file"), ('colour = "red"', "unknown setting"),
-     ('backend = "vllm"', "unknown backend 'vllm'")],
+    [
+        ("model = [", "cannot read config file"),
+        ('colour = "red"', "unknown setting"),
+        ('backend = "vllm"', "unknown backend 'vllm'"),
+    ],
 )
 def test_bad_config_is_a_usage_error(tmp_path, content, message):
     path = tmp_path / "config.toml"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from pedit.backends import open_backend
+
 from pedit.prompt import FenceStream, build_prompt, encode_chat, fence_for, strip_fence
 from pedit.request import EditRequest
 
@@ -37,7 +37,7 @@ def test_fence_stream_equals_strip_fence_however_it_is_chunked(body, after, cuts
     answer = body + ("\n" if body and not body.endswith("\n") else "") + fence + "\n" + after
     stream = FenceStream(fence)
     pieces, last = [], 0
-    for cut in sorted(set(min(c, len(answer)) for c in cuts)) + [len(answer)]:
+    for cut in sorted({min(c, len(answer)) for c in cuts}) + [len(answer)]:
         pieces.append(stream.feed(answer[last:cut]))
         last = cut
     pieces.append(stream.close())

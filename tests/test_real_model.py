@@ -47,8 +47,9 @@ def test_pull_assembles_the_default_model(real_cache):
 
 @pytest.mark.parametrize("backend", ["llama.cpp", "transformers"])
 def test_default_model_fixes_a_paragraph(paragraph, real_cache, backend):
-    result = pedit("edit", str(paragraph), "Fix the grammar and spelling.", "--stdout", "-b", backend,
-                   cache=real_cache)
+    result = pedit(
+        "edit", str(paragraph), "Fix the grammar and spelling.", "--stdout", "-b", backend, cache=real_cache
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert difflib.SequenceMatcher(None, PARAGRAPH, out).ratio() > 0.8  # an edit, not a new text

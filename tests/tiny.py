@@ -57,16 +57,27 @@ def build_hf_model(out: Path, seed: int = 0) -> Path:
     vocab = tok.get_vocab_size()
     eos = tok.token_to_id("<|im_end|>")
     config = LlamaConfig(
-        vocab_size=vocab, hidden_size=DIM, intermediate_size=FFN, num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, max_position_embeddings=CTX,
-        rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=False, initializer_range=0.2,
-        bos_token_id=tok.token_to_id("<|endoftext|>"), eos_token_id=eos,
+        vocab_size=vocab,
+        hidden_size=DIM,
+        intermediate_size=FFN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        max_position_embeddings=CTX,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+        initializer_range=0.2,
+        bos_token_id=tok.token_to_id("<|endoftext|>"),
+        eos_token_id=eos,
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).eval()
     model.save_pretrained(out)
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|im_end|>", bos_token="<|endoftext|>",
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        bos_token="<|endoftext|>",
         additional_special_tokens=["<|im_start|>"],
     )
     fast.chat_template = CHATML

@@ -1,7 +1,7 @@
 """From a model argument to a backend kind and a model on local disk, ready to open.
 
-    parse_model(spec)  ->  ModelRef            (registry.py: nothing touched yet)
-    prepare(...)       ->  Prepared(kind, path) (assemble / download / convert, cached)
+parse_model(spec)  ->  ModelRef            (registry.py: nothing touched yet)
+prepare(...)       ->  Prepared(kind, path) (assemble / download / convert, cached)
 """
 
 from __future__ import annotations
@@ -82,9 +82,7 @@ def prepare(
     return Prepared(kind, path, spec)
 
 
-def load(
-    spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, **options
-) -> Backend:
+def load(spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, **options) -> Backend:
     """prepare() then open the backend; options go to the backend (n_ctx, n_threads...)."""
     prepared = prepare(spec, backend, reporter)
     with reporter.task(f"loading {prepared.label} ({prepared.kind})", None):
@@ -95,6 +93,16 @@ def load(
 
 
 __all__ = [
-    "DEFAULT_MODEL", "REGISTRY", "BundledModel", "ModelRef", "Prepared", "cache_root",
-    "choose_backend", "load", "local_path", "models_dir", "parse_model", "prepare",
+    "DEFAULT_MODEL",
+    "REGISTRY",
+    "BundledModel",
+    "ModelRef",
+    "Prepared",
+    "cache_root",
+    "choose_backend",
+    "load",
+    "local_path",
+    "models_dir",
+    "parse_model",
+    "prepare",
 ]

@@ -89,12 +89,11 @@ def install_parts(model: BundledModel, run=subprocess.run) -> None:
 
 def sha256_of(path: Path, reporter: Reporter = NULL_REPORTER) -> str:
     h, done = hashlib.sha256(), 0
-    with reporter.task(f"verifying {path.name}", total=path.stat().st_size) as update:
-        with open(path, "rb") as f:
-            while block := f.read(_BLOCK):
-                h.update(block)
-                done += len(block)
-                update(done)
+    with reporter.task(f"verifying {path.name}", total=path.stat().st_size) as update, open(path, "rb") as f:
+        while block := f.read(_BLOCK):
+            h.update(block)
+            done += len(block)
+            update(done)
     return h.hexdigest()
 
 
