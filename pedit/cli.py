@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import ExitCode, PeditError, UsageError
+from .errors import ExitCode, PeditError
 
 
 class PeditGroup(click.Group):
@@ -133,6 +133,48 @@ decode_options = _options(
 )
 
 
+def _drafter_list(ctx, param, value: str) -> tuple[str, ...]:
+    from .edit import DRAFTERS
+
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    bad = [n for n in names if n not in DRAFTERS]
+    if bad or not names:
+        raise click.BadParameter(f"choose from {','.join(DRAFTERS)} (got {value!r})")
+    return names
+
+
+speculation_options = _options(
+    click.option(
+        "--speculate",
+        type=click.Choice(["auto", "fixed", "off"]),
+        default="auto",
+        show_default=True,
+        help="auto: verify drafts when the measured cost model says they pay; fixed: always "
+        "verify up to --draft-max; off: plain decoding, the true baseline.",
+    ),
+    click.option(
+        "--drafters",
+        default="predicted,lookup,ngram",
+        show_default=True,
+        callback=_drafter_list,
+        help="Which drafters to use: predicted (the file itself), lookup (prompt lookup), "
+        "ngram (adaptive n-grams).",
+    ),
+    click.option(
+        "--draft-max",
+        type=click.IntRange(min=1, max=256),
+        default=64,
+        show_default=True,
+        help="Most draft tokens verified in one forward pass.",
+    ),
+    click.option(
+        "--stats-json",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Write the run's figures to this file as JSON.",
+    ),
+)
+
+
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path, allow_dash=True))
 @click.argument("instruction")
@@ -146,32 +188,17 @@ decode_options = _options(
 )
 @model_options
 @decode_options
-def edit(
-    file, instruction, mode, model, backend, n_ctx, threads, max_tokens, temperature, top_k, top_p, seed
-):
+@speculation_options
+def edit(file, instruction, mode, **options):
     """Rewrite FILE following INSTRUCTION.
 
     \b
     pedit edit essay.md "Fix the grammar" --stdout
     pedit edit main.py "Rename x to count"
     """
-    from .edit_cmd import run_edit_command
-    from .sampling import Sampling
+    from .edit_cmd import RunSettings, run_edit_command
 
-    try:
-        sampling = Sampling(temperature, top_k, top_p, seed)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    run_edit_command(
-        file,
-        instruction,
-        mode=mode,
-        model=model,
-        backend=backend,
-        load_options={"n_ctx": n_ctx, "n_threads": threads},
-        max_tokens=max_tokens,
-        sampling=sampling,
-    )
+    run_edit_command(file, instruction, mode, RunSettings.from_cli(options))
 
 
 def _register_subcommands():

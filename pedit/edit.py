@@ -1,27 +1,51 @@
 """An edit request to decoder events: the one place shells go through to run a rewrite.
 
-    EditRequest -> build_prompt -> generate(..., until=closing fence) -> events
+    EditRequest -> build_prompt -> plain or speculative decoding (until the closing fence)
 
-The speculative engine slots in here: the request's text is also the draft.
+With speculation, the request's own text is the predicted-output draft, and prompt lookup
+and the n-gram drafter fill in where the output departs from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from .backends import Backend
+from .costmodel import CostModel, measure
 from .decode import DecodeOptions, generate
+from .drafters.compose import Composite, priors
+from .drafters.ngram import NGramDrafter
+from .drafters.predicted import PredictedOutput
+from .drafters.prompt_lookup import PromptLookup
 from .events import Event
-from .prompt import FenceStream, build_prompt
+from .planner import Acceptance, CostPlanner, FixedPlanner
+from .prompt import FenceStream, Prompt, build_prompt
 from .request import EditRequest
 from .sampling import Sampling
+from .speculative import speculative_generate
+
+DRAFTERS = ("predicted", "lookup", "ngram")
+SPECULATE = ("auto", "fixed", "off")
 
 
 def default_max_tokens(backend: Backend, text: str) -> int:
     """Room for a rewrite twice as long as the file, plus a margin for short files."""
     return 2 * len(backend.tokenize(text)) + 256
+
+
+def make_drafters(names: Sequence[str], prompt: Prompt) -> list:
+    """Drafters by name, predicted output first (it is the primary when present)."""
+    unknown = set(names) - set(DRAFTERS)
+    if unknown or not names:
+        raise ValueError(f"drafters must be a non-empty subset of {', '.join(DRAFTERS)}")
+    make = {
+        "predicted": lambda: PredictedOutput(prompt.draft, start=len(prompt.tokens)),
+        "lookup": PromptLookup,
+        "ngram": NGramDrafter,
+    }
+    return [make[name]() for name in DRAFTERS if name in names]
 
 
 def edit_events(
@@ -30,8 +54,30 @@ def edit_events(
     *,
     max_tokens: int | None = None,
     sampling: Sampling | None = None,
+    speculate: str = "auto",
+    drafters: Sequence[str] = DRAFTERS,
+    draft_max: int = 64,
+    cost: CostModel | None = None,
     rng: np.random.Generator | None = None,
 ) -> Iterator[Event]:
+    """Events of one rewrite. speculate: "off" (plain decoding), "fixed" (verify every draft
+    up to draft_max), "auto" (the planner picks k from `cost`, measured now if not given)."""
+    if speculate not in SPECULATE:
+        raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
     prompt = build_prompt(backend, req)
     options = DecodeOptions(max_tokens or default_max_tokens(backend, req.text), sampling or Sampling())
-    return generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence), rng=rng)
+    until = FenceStream(prompt.fence)
+    if speculate == "off":
+        return generate(backend, prompt.tokens, options, until=until, rng=rng)
+    chosen = make_drafters(drafters, prompt)
+    acceptance = Acceptance(priors(chosen))
+    composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
+    if speculate == "fixed":
+        planner = FixedPlanner(acceptance)
+    else:
+        cost = cost or measure(backend)
+        planner = CostPlanner(cost, acceptance)
+    return speculative_generate(
+        backend, prompt.tokens, options, composite, planner, acceptance,
+        draft_max=draft_max, cost=cost, until=until, rng=rng,
+    )  # fmt: skip

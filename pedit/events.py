@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,8 +13,13 @@ class Stats:
     completion_tokens: int
     forward_passes: int  # backend eval calls, the prefill included
     prefill_seconds: float
-    decode_seconds: float
-    stop_reason: str  # "eos", "fence", "max_tokens", "context"
+    decode_seconds: float  # from the end of the prefill to the last token
+    stop_reason: str  # "eos", "fence", "max_tokens", "context" ("" while running)
+    accepted_prediction_tokens: int = 0  # draft tokens the model accepted
+    rejected_prediction_tokens: int = 0  # draft tokens verified and rejected
+    accepted_by_drafter: dict[str, int] = field(default_factory=dict)
+    plain_step_seconds: float | None = None  # a plain one-token step, measured in this run
+    speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -39,10 +44,27 @@ class Prefilled:
 
 @dataclass(frozen=True, slots=True)
 class TokenGenerated:
-    """A token the model produced (plain decoding: every token)."""
+    """A token the model produced itself (plain decoding: every token; speculative: the
+    token after a rejected draft, or the free extra token after an accepted one)."""
 
     token: int
     text: str  # the new complete text it adds (may be "" mid-character)
+
+
+@dataclass(frozen=True, slots=True)
+class TokensAccepted:
+    """Draft tokens the model verified and accepted, all proposed by one drafter."""
+
+    tokens: tuple[int, ...]
+    text: str
+    source: str  # "predicted", "lookup", "ngram", ...
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """After every forward pass: the run so far (stop_reason is "")."""
+
+    stats: Stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,4 +74,4 @@ class Finished:
     stats: Stats
 
 
-Event = Prefilled | TokenGenerated | Finished
+Event = Prefilled | TokenGenerated | TokensAccepted | Progress | Finished

@@ -52,11 +52,17 @@ class Prompt:
     tokens: list[int]  # the whole prompt, primed assistant turn included
     fence: str  # the fence around the file; the answer should end with it
     prime: str  # text the assistant turn was primed with (the opening fence line)
+    draft: list[int]  # the answer if nothing changed: the file, then the closing fence
+
+
+def _body(text: str) -> str:
+    """The file as it sits inside the fence: ending with a newline, so the fence has a line."""
+    return text if text.endswith("\n") or not text else text + "\n"
 
 
 def messages(req: EditRequest, fence: str) -> list[dict]:
     name = req.filename or "the file"
-    body = req.text if req.text.endswith("\n") or not req.text else req.text + "\n"
+    body = _body(req.text)
     user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
     return [{"role": "system", "content": req.system or SYSTEM}, {"role": "user", "content": user}]
 
@@ -66,7 +72,20 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
     msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
-    return Prompt(tokens, fence, prime)
+    draft = backend.tokenize(_body(req.text) + fence) + end_of_turn(backend)
+    return Prompt(tokens, fence, prime, draft)
+
+
+def end_of_turn(backend) -> list[int]:
+    """[the token the chat template closes an assistant turn with], if it ends generation
+    (<|im_end|> for ChatML): the last token of an unchanged answer, so a draft can carry
+    the model all the way to its stop."""
+    mark = "\x00pedit-answer\x00"
+    turns = [{"role": "user", "content": "x"}, {"role": "assistant", "content": mark}]
+    rendered = backend.render_chat(turns, add_generation_prompt=False)
+    after = rendered.split(mark, 1)[1] if mark in rendered else ""
+    tokens = backend.tokenize(after, special=True)[:1]
+    return tokens if tokens and tokens[0] in backend.eos_ids else []
 
 
 def encode_chat(backend, msgs: list[dict]) -> list[int]:

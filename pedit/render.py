@@ -46,13 +46,23 @@ class RichReporter:
 
 
 def stats_line(stats: Stats) -> str:
-    return (
-        f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s "
-        f"({stats.decode_tokens_per_second:.1f} tok/s); "
+    speed = f"{stats.decode_tokens_per_second:.1f} tok/s"
+    if stats.speedup is not None:
+        speed += f", {stats.speedup:.2f}x plain"
+    parts = [f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s ({speed})"]
+    if stats.accepted_prediction_tokens or stats.rejected_prediction_tokens:
+        by = ", ".join(f"{k} {v}" for k, v in sorted(stats.accepted_by_drafter.items()))
+        parts.append(
+            f"drafts: {stats.accepted_prediction_tokens} accepted ({by}), "
+            f"{stats.rejected_prediction_tokens} rejected"
+        )
+    parts += [
+        f"{stats.forward_passes} forward passes",
         f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "
-        f"({stats.prefill_tokens_per_second:.0f} tok/s); "
-        f"{stats.forward_passes} forward passes; stop: {stats.stop_reason}"
-    )
+        f"({stats.prefill_tokens_per_second:.0f} tok/s)",
+        f"stop: {stats.stop_reason}",
+    ]
+    return "; ".join(parts)
 
 
 def unified_diff(old: str, new: str, name: str) -> list[str]:

@@ -31,9 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pedit.backends import open_backend  # noqa: E402
-
 from pedit import models  # noqa: E402
+from pedit.backends import open_backend  # noqa: E402
 from pedit.edit import edit_events  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
 from pedit.prompt import build_prompt  # noqa: E402

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from pedit.backends.reference import ReferenceBackend
 
 
@@ -18,7 +19,7 @@ class ScriptedBackend(ReferenceBackend):
         super().__init__(n_ctx=n_ctx)
         self.target = list(target)
         self.prompt_len = prompt_len
-        self.eos = min(self.eos_ids)
+        self.eos = self.tokenize("<|im_end|>", special=True)[0]  # ChatML's end of turn
         self.calls: list[tuple[int, int]] = []  # (tokens evaluated, logits asked) per pass
 
     def eval(self, tokens, *, n_logits=1):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from pedit.backends import Backend, ContextFull, TextStream, open_backend
 
 TEXTS = [

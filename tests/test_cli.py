@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from pedit.backends import open_backend
 
+from pedit.backends import open_backend
 from pedit.cli import cli
 from pedit.edit import edit_events
 from pedit.request import EditRequest

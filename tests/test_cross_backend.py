@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pedit.backends import open_backend
-from test_backends import TEXTS
 
+from pedit.backends import open_backend
 from pedit.decode import DecodeOptions, generate
 from pedit.events import Finished
 from pedit.models.convert import convert_gguf, converted_dir
+from test_backends import TEXTS
 
 
 @pytest.fixture(scope="module")

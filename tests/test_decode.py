@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from pedit.backends import open_backend
-from scripted import ScriptedBackend
 
+from pedit.backends import open_backend
 from pedit.decode import DecodeOptions, PromptTooLong, generate
 from pedit.events import Finished, Prefilled, TokenGenerated
 from pedit.prompt import FenceStream
 from pedit.sampling import Sampling
+from scripted import ScriptedBackend
 
 
 def run(backend, prompt, **kw):

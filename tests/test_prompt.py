@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from pedit.backends import open_backend
 
+from pedit.backends import open_backend
 from pedit.prompt import FenceStream, build_prompt, encode_chat, fence_for, strip_fence
 from pedit.request import EditRequest
 

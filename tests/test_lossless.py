@@ -1,0 +1,153 @@
+"""Lossless: on the reference backend (logits depend only on the prefix), speculative
+decoding emits exactly the tokens, text and stop reason of plain decoding, for every
+drafter alone and combined, for drafts that are always right, always wrong or random,
+greedy and sampling, whatever the draft length, the context size or the token limit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pedit.backends import open_backend
+from pedit.costmodel import CostModel
+from pedit.decode import DecodeOptions, generate
+from pedit.drafters.compose import Composite
+from pedit.edit import edit_events
+from pedit.planner import Acceptance, CostPlanner, FixedPlanner
+from pedit.prompt import FenceStream, build_prompt
+from pedit.request import EditRequest
+from pedit.sampling import Sampling
+from pedit.speculative import speculative_generate
+
+TEXTS = [
+    "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n",
+    "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n",
+    "# Notes\n\n- one\n- two\n- two\n- three\n\n```\ncode\n```\n",
+    "no trailing newline, and a tab\there",
+]
+SUBSETS = [("predicted",), ("lookup",), ("ngram",), ("predicted", "lookup", "ngram"), ("lookup", "ngram")]
+FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)  # GPU-like: drafting always looks worth it
+SAMPLINGS = st.one_of(
+    st.just(Sampling()),
+    st.builds(
+        Sampling,
+        temperature=st.sampled_from([0.5, 1.0, 1.5]),
+        top_k=st.sampled_from([0, 8]),
+        top_p=st.sampled_from([1.0, 0.9]),
+        seed=st.integers(0, 2**16),
+    ),
+)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def last(events):
+    return list(events)[-1]
+
+
+def same_run(a, b):
+    assert a.tokens == b.tokens
+    assert a.text == b.text
+    assert a.stats.stop_reason == b.stats.stop_reason
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from(TEXTS),
+    drafters=st.sampled_from(SUBSETS),
+    sampling=SAMPLINGS,
+    speculate=st.sampled_from(["fixed", "auto"]),
+    draft_max=st.integers(1, 24),
+    max_tokens=st.one_of(st.none(), st.integers(1, 40)),
+)
+def test_real_drafters_reproduce_plain_decoding(text, drafters, sampling, speculate, draft_max, max_tokens):
+    backend = open_backend("reference")
+    req = EditRequest(text, "Fix the grammar.", "notes.md")
+    plain = last(edit_events(backend, req, sampling=sampling, speculate="off", max_tokens=max_tokens))
+    spec = last(
+        edit_events(
+            backend,
+            req,
+            sampling=sampling,
+            speculate=speculate,
+            drafters=drafters,
+            draft_max=draft_max,
+            cost=FLAT,
+            max_tokens=max_tokens,
+        )  # fmt: skip
+    )
+    same_run(plain, spec)
+
+
+class Oracle:
+    """A drafter that knows plain decoding's output: proposes it (right), proposes
+    something else (wrong) or random tokens."""
+
+    def __init__(self, name, truth, prompt_len, vocab, seed):
+        self.name, self.truth, self.prompt_len, self.vocab = name, truth, prompt_len, vocab
+        self.label, self.priors = name, {name: (1.0, 1.0)}
+        self.rng = np.random.default_rng(seed)
+
+    def propose(self, context, k):
+        i = len(context) - self.prompt_len
+        right = list(self.truth[i : i + k])
+        if self.name == "right":
+            return right
+        if self.name == "wrong":
+            return [(t + 1) % self.vocab for t in right] or [0] * k
+        return [int(t) for t in self.rng.integers(0, self.vocab, size=k)]
+
+    def feedback(self, proposed, accepted):
+        pass
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from(TEXTS),
+    kind=st.sampled_from(["right", "wrong", "random"]),
+    sampling=SAMPLINGS,
+    draft_max=st.integers(1, 32),
+    n_ctx=st.sampled_from([8192, 420]),
+    fixed=st.booleans(),
+)
+def test_always_right_wrong_and_random_drafts(text, kind, sampling, draft_max, n_ctx, fixed):
+    backend = open_backend("reference", n_ctx=n_ctx)
+    prompt = build_prompt(backend, EditRequest(text, "Rewrite it.", "f.md"))
+    options = DecodeOptions(300, sampling)
+    plain = last(generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence)))
+    oracle = Oracle(kind, plain.tokens, len(prompt.tokens), backend.n_vocab, sampling.seed or 0)
+    acceptance = Acceptance(oracle.priors)
+    planner = FixedPlanner(acceptance) if fixed else CostPlanner(FLAT, acceptance)
+    spec = last(
+        speculative_generate(
+            backend,
+            prompt.tokens,
+            options,
+            Composite([oracle], acceptance.expected, primary=True),
+            planner,
+            acceptance,
+            draft_max=draft_max,
+            cost=FLAT,
+            until=FenceStream(prompt.fence),
+        )  # fmt: skip
+    )
+    same_run(plain, spec)
+    st_ = spec.stats
+    if kind == "right" and fixed:
+        # every draft token is accepted: one pass per draft_max + 1 tokens, give or take
+        # the end of the run
+        assert st_.rejected_prediction_tokens == 0
+        assert st_.forward_passes <= 2 + len(plain.tokens) // (draft_max + 1) + 1
+    if kind == "wrong":
+        assert st_.accepted_prediction_tokens == 0
+        assert st_.forward_passes == plain.stats.forward_passes  # one token per pass, like plain
+
+
+def test_sampling_is_seed_for_seed_over_many_seeds():
+    backend = open_backend("reference")
+    req = EditRequest(TEXTS[0], "Fix it.", "essay.md")
+    for seed in range(25):
+        s = Sampling(temperature=1.2, top_p=0.95, seed=seed)
+        plain = last(edit_events(backend, req, sampling=s, speculate="off"))
+        spec = last(edit_events(backend, req, sampling=s, speculate="fixed", draft_max=8))
+        same_run(plain, spec)

@@ -1,0 +1,103 @@
+"""Forward-pass counts with a scripted model that deterministically writes a target text:
+the file with a few edits is produced in close to the minimum number of passes."""
+
+from __future__ import annotations
+
+import difflib
+import math
+
+import pytest
+
+from pedit.edit import edit_events
+from pedit.prompt import build_prompt
+from pedit.request import EditRequest
+from scripted import ScriptedBackend
+
+LINES = [f"Line {i}: the quick brown fox number {i} jumps over the lazy dog.\n" for i in range(12)]
+FILE = "".join(LINES)
+
+
+def run(target_text: str, k: int, drafters=("predicted",), speculate="fixed"):
+    backend = ScriptedBackend([], 0)
+    req = EditRequest(FILE, "Edit it.", "f.txt")
+    prompt = build_prompt(backend, req)
+    backend.prompt_len = len(prompt.tokens)
+    backend.target = backend.tokenize(target_text + prompt.fence)
+    events = list(edit_events(backend, req, speculate=speculate, drafters=drafters, draft_max=k))
+    fin = events[-1]
+    assert fin.text == target_text  # the model's text, whatever the drafts
+    return fin.stats, len(backend.target), backend
+
+
+@pytest.mark.parametrize("k", [4, 8, 16, 32])
+def test_unchanged_file_takes_the_minimum_passes(k):
+    stats, length, backend = run(FILE, k)
+    # the prefill gives the first token; then each pass emits k accepted drafts and one
+    # model token, and the draft ends with the end-of-turn token, confirmed by the model
+    assert stats.forward_passes == 1 + math.ceil(length / (k + 1))
+    assert stats.rejected_prediction_tokens == 0
+    assert stats.accepted_prediction_tokens == length - (stats.forward_passes - 1)
+    assert stats.accepted_by_drafter == {"predicted": stats.accepted_prediction_tokens}
+    assert backend.calls[1:] and all(n <= k + 1 for n, _ in backend.calls[1:])
+
+
+EDITS = {
+    "replace at start": FILE.replace("Line 0", "Row 0", 1),
+    "insert in middle": FILE.replace(LINES[6], LINES[6] + "An inserted line.\n"),
+    "delete in middle": FILE.replace(LINES[5], ""),
+    "replace at end": FILE.replace("number 11 jumps", "number eleven leaps"),
+    "three edits": FILE.replace("Line 2", "Row 2").replace(LINES[7], "").replace("dog.\n", "cat.\n", 1),
+}
+
+
+def new_tokens(backend, old: str, new: str) -> tuple[int, int]:
+    """(tokens of `new` that are not copied from `old`, number of edited places)."""
+    a, b = backend.tokenize(old), backend.tokenize(new)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    return sum(j2 - j1 for _, _, _, j1, j2 in ops), len(ops)
+
+
+@pytest.mark.parametrize("name", EDITS)
+@pytest.mark.parametrize("k", [8, 16])
+def test_edited_file_takes_close_to_the_minimum(name, k):
+    target = EDITS[name]
+    stats, length, backend = run(target, k)
+    fresh, places = new_tokens(backend, FILE, target)
+    minimum = 1 + math.ceil(length / (k + 1))
+    # new text is written one token per pass (nothing can draft it); every edited place
+    # costs at most two more passes to re-sync
+    assert minimum <= stats.forward_passes <= minimum + fresh + 2 * places
+    assert stats.accepted_prediction_tokens >= length - fresh - stats.forward_passes
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_auto_planner_wastes_little_at_edits(name):
+    """With CPU-like costs the planner verifies long drafts where the file is being copied
+    and learns not to bet on uncertain re-syncs: rejected tokens stay a small multiple of
+    the edits."""
+    from pedit.costmodel import CostModel
+
+    cpu = CostModel.table({1: 1.0, 2: 2.3, 4: 3.6, 8: 4.5, 16: 5.4, 32: 10.0, 64: 22.0}, 1e-3)
+    backend = ScriptedBackend([], 0)
+    req = EditRequest(FILE, "Edit it.", "f.txt")
+    prompt = build_prompt(backend, req)
+    backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(EDITS[name] + prompt.fence)
+    fin = list(edit_events(backend, req, speculate="auto", cost=cpu))[-1]
+    fresh, places = new_tokens(backend, FILE, EDITS[name])
+    assert fin.text == EDITS[name]
+    assert fin.stats.rejected_prediction_tokens <= 16 * (places + 1)
+    assert fin.stats.forward_passes <= len(backend.target) / 4
+
+
+def test_plain_step_when_drafts_cannot_pay():
+    from pedit.costmodel import CostModel
+
+    # a CPU where one extra token costs as much as three plain steps: auto never drafts
+    backend = ScriptedBackend([], 0)
+    req = EditRequest(FILE, "Edit it.", "f.txt")
+    prompt = build_prompt(backend, req)
+    backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(FILE + prompt.fence)
+    cost = CostModel.table({1: 1.0, 2: 3.0, 64: 200.0})
+    fin = list(edit_events(backend, req, speculate="auto", cost=cost))[-1]
+    assert fin.stats.forward_passes == len(backend.target) + 1  # exactly plain decoding
+    assert fin.stats.accepted_prediction_tokens == fin.stats.rejected_prediction_tokens == 0

@@ -1,0 +1,122 @@
+"""Verification (pure), the cost model and the planner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pedit.costmodel import CostModel, cached
+from pedit.drafters.compose import NO_DRAFT, Draft
+from pedit.planner import Acceptance, CostPlanner, FixedPlanner
+from pedit.sampling import Sampling
+from pedit.verify import verify
+
+
+def one_hot_rows(tokens, vocab=10):
+    rows = np.full((len(tokens), vocab), -5.0, dtype=np.float32)
+    rows[np.arange(len(tokens)), tokens] = 5.0
+    return rows
+
+
+def test_greedy_accepts_the_agreeing_prefix_and_adds_the_models_token():
+    rows = one_hot_rows([3, 4, 5, 6])  # the model wants 3, 4, 5 then 6
+    rng = np.random.default_rng(0)
+    assert verify(rows, [3, 4, 5], Sampling(), rng) == (3, 6)  # all accepted + free token
+    assert verify(rows, [3, 9, 5], Sampling(), rng) == (1, 4)  # first mismatch: its own
+    assert verify(rows[:1], [], Sampling(), rng) == (0, 3)  # k = 0: a plain step
+    assert verify(rows, [3, 4, 5], Sampling(), rng, stop={4}) == (1, 4)  # EOS ends the walk
+    with pytest.raises(ValueError):
+        verify(rows, [3], Sampling(), rng)
+
+
+def test_sampling_draws_once_per_emitted_token():
+    rng_logits = np.random.default_rng(1)
+    rows = rng_logits.normal(0, 2, (6, 50)).astype(np.float32)
+    s = Sampling(temperature=1.0, seed=0)
+    for draft in ([], [1, 2, 3, 4, 5]):
+        rng, twin = np.random.default_rng(9), np.random.default_rng(9)
+        m, y = verify(rows[: len(draft) + 1], draft, s, rng)
+        # the twin, drawing plainly row by row, emits the same m + 1 tokens ...
+        from pedit.sampling import sample
+
+        plain = [sample(rows[i], s, twin) for i in range(m + 1)]
+        assert plain == [*draft[:m], y]
+        # ... and both generators are now in the same state: one draw per emitted token
+        assert rng.random() == twin.random()
+
+
+def test_sampling_accepts_a_draft_equal_to_the_draws():
+    rows = np.random.default_rng(2).normal(0, 1, (5, 30)).astype(np.float32)
+    s = Sampling(temperature=0.7, seed=0)
+    from pedit.sampling import sample
+
+    twin = np.random.default_rng(4)
+    draws = [sample(rows[i], s, twin) for i in range(5)]
+    assert verify(rows, draws[:4], s, np.random.default_rng(4)) == (4, draws[4])
+
+
+def test_cost_model_envelope_and_extrapolation():
+    c = CostModel.table({1: 1.0, 2: 2.4, 4: 3.0, 8: 2.9, 16: 6.0})
+    assert c.cost(1) == 1.0
+    assert c.cost(2) == 2.4
+    assert c.cost(3) == c.cost(5) == 2.9  # 8 is measured cheaper than 4: pad up to 8
+    assert c.cost(16) == 6.0 and c.cost(32) == 12.0  # linear beyond the grid
+    assert c.limit() == pytest.approx(8 / 2.9)
+    assert CostModel.from_json(c.to_json()) == c
+    with pytest.raises(ValueError):
+        CostModel((2, 4), (1.0, 2.0))
+
+
+def test_planner_drafts_only_when_it_pays():
+    cpu = CostModel.table({1: 1.0, 2: 2.4, 8: 4.5, 16: 6.0, 32: 12.0, 64: 22.0})
+    gpu = CostModel.table({1: 1.0, 64: 1.3})
+    for alpha, expect_cpu in ((0.5, 0), (0.8, 0), (0.97, 15)):
+        acc = Acceptance({"x": (alpha * 1000, (1 - alpha) * 1000)})
+        assert CostPlanner(cpu, acc).choose("x", 60) == expect_cpu
+        assert CostPlanner(gpu, acc).choose("x", 60) > 0  # batches are nearly free
+        assert CostPlanner(cpu, acc).choose("x", 0) == 0
+    acc = Acceptance({"x": (1.0, 1.0)})
+    assert FixedPlanner(acc).choose("x", 7) == 7
+
+
+def test_acceptance_scores_every_proposal_against_what_was_emitted():
+    acc = Acceptance({"a": (1.0, 1.0), "b": (1.0, 1.0)}, decay=1.0)
+    acc.observe([Draft([1, 2, 3, 4], "A", "a"), Draft([9, 2], "B", "b"), NO_DRAFT], emitted=[1, 2, 7])
+    # a: 1 ok, 2 ok, 3 != 7 -> 3 trials, 2 successes; b: 9 != 1 -> 1 trial, 0 successes
+    assert acc.alpha("a") == pytest.approx((1 + 2) / (2 + 3))
+    assert acc.alpha("b") == pytest.approx(1 / 3)
+    assert acc.expected("a", 2) == pytest.approx(0.6 + 0.36)
+    decaying = Acceptance({"a": (1.0, 1.0)}, decay=0.5)
+    decaying.observe([Draft([1], "A", "a")], [1])
+    decaying.observe([Draft([1], "A", "a")], [2])
+    assert decaying.alpha("a") == pytest.approx((1 + 0.5) / (2 + 1.5))
+    assert acc.alpha("never seen") == 0.5  # an unknown label starts from Beta(1, 1)
+
+
+def test_calibration_is_measured_once_and_cached(tmp_path):
+    from pedit.backends import open_backend
+
+    calls = []
+
+    def fake_measure(backend):
+        calls.append(1)
+        return CostModel.table({1: 1.0, 8: 3.0}, 0.01)
+
+    b = open_backend("reference")
+    first = cached(b, "model-A", tmp_path, fake_measure)
+    assert cached(b, "model-A", tmp_path, fake_measure) == first and len(calls) == 1
+    cached(b, "model-B", tmp_path, fake_measure)
+    assert len(calls) == 2  # another model, another calibration
+    for f in tmp_path.iterdir():
+        f.write_text("not json")
+    cached(b, "model-A", tmp_path, fake_measure)
+    assert len(calls) == 3  # a damaged cache entry is measured again
+
+
+def test_measure_on_a_real_backend_gives_a_usable_model():
+    from pedit.backends import open_backend
+    from pedit.costmodel import measure
+
+    b = open_backend("reference")
+    c = measure(b, sizes=(1, 2, 4), repeats=1, kv=16)
+    assert c.sizes == (1, 2, 4) and all(t > 0 for t in c.seconds) and b.n_past == 0
