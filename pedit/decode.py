@@ -95,12 +95,13 @@ class Tracker:
         self._plain: list[float] = []  # seconds of one-token passes
         self._drift: list[float] = []  # observed / predicted seconds of every pass
 
-    def step(self, k: int, m: int, seconds: float, source: str = "") -> None:
+    def step(self, k: int, accepted: int, rejected: int, seconds: float, source: str = "") -> None:
+        """One forward pass over 1 + k tokens (k drafted) taking `seconds`."""
         self.passes += 1
-        self.accepted += m
-        self.rejected += k - m
-        if m:
-            self.by_drafter[source] = self.by_drafter.get(source, 0) + m
+        self.accepted += accepted
+        self.rejected += rejected
+        if accepted:
+            self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
         if k == 0:
             self._plain.append(seconds)
         if self.cost is not None:
@@ -152,7 +153,7 @@ def generate(
             break
         t = time.perf_counter()
         logits = backend.eval([token], n_logits=1)[0]
-        tracker.step(0, 0, time.perf_counter() - t)
+        tracker.step(0, 0, 0, time.perf_counter() - t)
         yield Progress(tracker.snapshot(len(out.tokens)))
     text = out.finish()
     yield Finished(tuple(out.tokens), text, tracker.snapshot(len(out.tokens), out.stop))

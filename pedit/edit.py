@@ -73,7 +73,7 @@ def edit_events(
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
     if speculate == "fixed":
-        planner = FixedPlanner(acceptance)
+        planner = FixedPlanner()
     else:
         cost = cost or measure(backend)
         planner = CostPlanner(cost, acceptance)

@@ -78,8 +78,8 @@ def run_edit_command(file: Path, instruction: str, mode: str, run: RunSettings) 
     )
     backend_name = lm.name
     try:
-        cost = None
-        if run.speculate == "auto":
+        cost = None  # the planner needs it (auto); the speedup figure uses it (auto, fixed)
+        if run.speculate != "off":
             with reporter.task("measuring draft costs (once per model and machine)", None):
                 cost = costmodel.cached(lm, costmodel.identity(lm), models.cache_root() / "costs")
         events = edit_events(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .costmodel import CostModel
 from .drafters.compose import Draft
@@ -75,6 +76,11 @@ class Acceptance:
                 counts.successes += 1
 
 
+class Planner(Protocol):
+    def choose(self, label: str, available: int) -> int:
+        """How many of the `available` draft tokens (labelled `label`) to verify."""
+
+
 class CostPlanner:
     """--speculate auto: k from the cost model and the acceptance estimates."""
 
@@ -98,9 +104,6 @@ class CostPlanner:
 
 class FixedPlanner:
     """--speculate fixed: always verify the whole draft, up to --draft-max (the peers' way)."""
-
-    def __init__(self, acceptance: Acceptance):
-        self.acceptance = acceptance
 
     def choose(self, label: str, available: int) -> int:
         return available

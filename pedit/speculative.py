@@ -25,7 +25,7 @@ from .costmodel import CostModel
 from .decode import DecodeOptions, Emitter, Tracker, prefill
 from .drafters.compose import Composite
 from .events import Event, Finished, Prefilled, Progress, TokenGenerated, TokensAccepted
-from .planner import Acceptance
+from .planner import Acceptance, Planner
 from .prompt import FenceStream
 from .sampling import sample
 from .verify import verify
@@ -36,7 +36,7 @@ def speculative_generate(
     prompt: Sequence[int],
     options: DecodeOptions,
     drafter: Composite,
-    planner,
+    planner: Planner,
     acceptance: Acceptance,
     *,
     draft_max: int = 64,
@@ -75,8 +75,8 @@ def speculative_generate(
         rows = backend.eval([token, *guess], n_logits=k + 1)  # [k+1, n_vocab]
         m, y = verify(rows, guess, s, rng, backend.eos_ids)
         backend.truncate(base + 1 + m)  # keep `token` and the accepted drafts
-        confirmed_stop = m < k and guess[m] == y  # the draft foresaw EOS: not a rejection
-        tracker.step(k - confirmed_stop, m, time.perf_counter() - t, draft.source)
+        foresaw_stop = m < k and guess[m] == y  # the draft foresaw EOS: not a rejection
+        tracker.step(k, m, k - m - foresaw_stop, time.perf_counter() - t, draft.source)
         emitted: list[int] = []
         if m:
             pieces = []

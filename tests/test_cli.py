@@ -3,6 +3,7 @@ GGUF for llama.cpp): output, exit codes, errors as one line."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -189,3 +190,46 @@ def test_diff_output_is_never_rewrapped():
     out = io.StringIO()
     print_diff(lines, file=out)
     assert out.getvalue() == "".join(lines).replace("end", "end\n\\ No newline at end of file\n")
+
+
+def test_speculation_flags_never_change_the_output(essay, tmp_path):
+    runs = {}
+    for flags in (
+        ["--speculate", "off"],
+        ["--speculate", "fixed", "--draft-max", "4"],
+        ["--speculate", "auto"],
+        ["--drafters", "lookup,ngram", "--speculate", "fixed"],
+    ):
+        stats = tmp_path / "stats.json"
+        result = invoke("edit", essay, "Fix it", "--stdout", "-b", "reference", "--temperature", "0.9",
+                        "--seed", "7", "--stats-json", stats, *flags)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        runs[" ".join(flags)] = (result.stdout, json.loads(stats.read_text()))
+    outputs = {out for out, _ in runs.values()}
+    assert len(outputs) == 1
+    off = runs["--speculate off"][1]
+    fixed = runs["--speculate fixed --draft-max 4"][1]
+    assert off["accepted_prediction_tokens"] == 0 and off["forward_passes"] == off["completion_tokens"] + 1
+    assert fixed["forward_passes"] < off["forward_passes"] and fixed["accepted_prediction_tokens"] > 0
+    assert fixed["speculate"] == "fixed" and fixed["draft_max"] == 4 and fixed["backend"] == "reference"
+    for key in ("prompt_tokens", "completion_tokens", "accepted_prediction_tokens",
+                "rejected_prediction_tokens", "accepted_by_drafter", "prefill_seconds",
+                "decode_seconds", "decode_tokens_per_second", "speedup"):  # fmt: skip
+        assert key in fixed
+    lookup_only = runs["--drafters lookup,ngram --speculate fixed"][1]
+    assert "predicted" not in lookup_only["accepted_by_drafter"]
+
+
+def test_bad_speculation_flags_are_usage_errors(essay):
+    assert invoke("edit", essay, "x", "--drafters", "magic", "-b", "reference").exit_code == 2
+    assert invoke("edit", essay, "x", "--drafters", "", "-b", "reference").exit_code == 2
+    assert invoke("edit", essay, "x", "--draft-max", "0", "-b", "reference").exit_code == 2
+    assert invoke("edit", essay, "x", "--speculate", "maybe", "-b", "reference").exit_code == 2
+    result = invoke("edit", essay, "x", "-b", "reference", "--stats-json", "/nonexistent/dir/s.json")
+    assert result.exit_code == 2 and "cannot write --stats-json" in result.stderr
+
+
+def test_stats_line_reports_drafts_and_speedup(essay):
+    result = invoke("edit", essay, "Fix it", "--stdout", "-b", "reference", "--speculate", "fixed")
+    line = result.stderr.strip().splitlines()[-1]
+    assert "drafts:" in line and "accepted (predicted" in line and "x plain" in line

@@ -117,7 +117,7 @@ def test_always_right_wrong_and_random_drafts(text, kind, sampling, draft_max, n
     plain = last(generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence)))
     oracle = Oracle(kind, plain.tokens, len(prompt.tokens), backend.n_vocab, sampling.seed or 0)
     acceptance = Acceptance(oracle.priors)
-    planner = FixedPlanner(acceptance) if fixed else CostPlanner(FLAT, acceptance)
+    planner = FixedPlanner() if fixed else CostPlanner(FLAT, acceptance)
     spec = last(
         speculative_generate(
             backend,

@@ -75,8 +75,7 @@ def test_planner_drafts_only_when_it_pays():
         assert CostPlanner(cpu, acc).choose("x", 60) == expect_cpu
         assert CostPlanner(gpu, acc).choose("x", 60) > 0  # batches are nearly free
         assert CostPlanner(cpu, acc).choose("x", 0) == 0
-    acc = Acceptance({"x": (1.0, 1.0)})
-    assert FixedPlanner(acc).choose("x", 7) == 7
+    assert FixedPlanner().choose("x", 7) == 7
 
 
 def test_acceptance_scores_every_proposal_against_what_was_emitted():
