@@ -106,7 +106,7 @@ decode_options = _options(
     click.option(
         "--max-tokens",
         type=click.IntRange(min=1),
-        help="Stop after this many tokens [default: 2 x the file's tokens + 256].",
+        help="Stop after this many tokens [default: 2 x the file's tokens + 1024].",
     ),
     click.option(
         "--temperature",

@@ -31,8 +31,9 @@ SPECULATE = ("auto", "fixed", "off")
 
 
 def default_max_tokens(backend: Backend, text: str) -> int:
-    """Room for a rewrite twice as long as the file, plus a margin for short files."""
-    return 2 * len(backend.tokenize(text)) + 256
+    """Room for a rewrite twice as long as the file, plus a margin for what a short file
+    may grow into (an instruction can ask for new text)."""
+    return 2 * len(backend.tokenize(text)) + 1024
 
 
 def make_drafters(names: Sequence[str], prompt: Prompt) -> list:

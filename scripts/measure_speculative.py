@@ -40,9 +40,18 @@ TASKS = [
     ("calc.py", "Add type hints to every function.", "type hints"),
     ("notes.md", "Fix the spelling of Chloé to Chloe.", "one-word fix"),
     ("notes.md", "Translate the headings to French.", "partial rewrite"),
-    ("todo.txt", "Replace this line with a 100-word story about a lighthouse keeper.", "open-ended"),
+    (
+        "main.py",
+        "Replace the TODO with a Python function that returns the n-th Fibonacci number, with a docstring.",
+        "new code, nothing to copy",
+    ),
+    (
+        "ideas.md",
+        "Add a list of ten ideas for a birthday party, one sentence each.",
+        "new list, nothing to copy",
+    ),
 ]
-FILES = {"todo.txt": "TODO: write the story here.\n"}
+FILES = {"main.py": "# TODO\n", "ideas.md": "# Ideas\n"}
 CONFIGS = [
     ("off", {"speculate": "off"}),
     ("auto", {"speculate": "auto"}),
