@@ -44,7 +44,7 @@ class _Table:
 class NGramDrafter:
     name = "ngram"
     label = "ngram"
-    priors = {"ngram": (1.0, 1.0)}
+    priors = {"ngram": (1.0, 2.0)}
 
     def __init__(self, n: int = 5, threshold: float = 0.2):
         if n < 2:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 class PromptLookup:
     name = "lookup"
-    priors = {"lookup:3": (2.0, 1.0), "lookup:2": (1.0, 1.0), "lookup:1": (1.0, 2.0)}
+    priors = {"lookup:3": (2.0, 1.0), "lookup:2": (1.0, 1.0), "lookup:1": (1.0, 3.0)}
 
     def __init__(self, max_n: int = 3, min_n: int = 1):
         if not 1 <= min_n <= max_n:
