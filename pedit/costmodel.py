@@ -102,17 +102,23 @@ def measure(backend, sizes=GRID, *, repeats: int = 3, kv: int = 256) -> CostMode
     return CostModel(tuple(sizes), tuple(seconds))
 
 
-def machine_id() -> str:
-    cpu = platform.processor()
+def cpu_name() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what platform knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{platform.machine()}|{cpu}|{cores}"
+    return platform.processor() or "unknown CPU"
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def machine_id() -> str:
+    return f"{platform.machine()}|{cpu_name()}|{usable_cores()}"
 
 
 def identity(backend) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.metadata as md
-import os
 import platform
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from pedit import models  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
+from pedit.costmodel import cpu_name, usable_cores  # noqa: E402
 from pedit.edit import edit_events  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
 from pedit.prompt import build_prompt  # noqa: E402
@@ -42,15 +42,7 @@ INSTRUCTION = "Fix the grammar and spelling."
 
 
 def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpu, cores = cpu_name(), usable_cores()
     versions = ", ".join(
         f"{d} {md.version(d)}" for d in ("llama-cpp-python", "torch", "transformers") if _installed(d)
     )
