@@ -1,7 +1,7 @@
-"""The `pedit` command: a thin shell that parses input, runs the decoder, renders events.
+"""The `pedit` command: a thin shell that parses input and hands it to runner.py.
 
-Exit codes (docs/cli.md): 0 ok, 1 would change (--check, later), 2 usage or bad input,
-3 model missing/corrupt/unloadable, 70 internal error, 130 interrupted.
+Exit codes (docs/cli.md): 0 ok or no change, 1 would change (--check), 2 usage error or
+bad input, 3 model missing/corrupt/unloadable, 70 internal error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import ExitCode, PeditError
+from .errors import ExitCode, PeditError, UsageError
 
 
 class PeditGroup(click.Group):
@@ -32,17 +32,14 @@ class PeditGroup(click.Group):
         except BackendError as exc:
             _fail(ctx, str(exc), ExitCode.MODEL)
         except KeyboardInterrupt:
-            _fail(ctx, "interrupted; no file was written", ExitCode.INTERRUPTED)
+            _fail(ctx, "interrupted; the file being rewritten was not written", ExitCode.INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except Exception as exc:
             if os.environ.get("PEDIT_DEBUG"):
                 traceback.print_exc()
-            _fail(
-                ctx,
-                f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)",
-                ExitCode.INTERNAL,
-            )
+            message = f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)"
+            _fail(ctx, message, ExitCode.INTERNAL)
 
 
 def _fail(ctx: click.Context, message: str, code: int):
@@ -51,17 +48,23 @@ def _fail(ctx: click.Context, message: str, code: int):
 
 
 EPILOG = """\b
-Exit codes: 0 ok, 2 usage error or bad input, 3 model missing, corrupt or
-unloadable, 70 internal error, 130 interrupted.
+Exit codes: 0 ok or no change, 1 would change (--check), 2 usage error or bad
+input, 3 model missing, corrupt or unloadable, 70 internal error, 130 interrupted.
 \b
-Environment: PEDIT_MODEL, PEDIT_BACKEND (defaults for -m/-b); config file:
-`pedit models` prints its path."""
+Settings: flags > PEDIT_MODEL / PEDIT_BACKEND > [tool.pedit] in pyproject.toml >
+the user config file > defaults; `pedit config` shows them and their sources."""
 
 
 @click.group(cls=PeditGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="pedit")
 def cli():
-    """Rewrite a file from an instruction with a local language model.
+    """Rewrite files with a local language model, fast: the file itself is the draft.
+
+    \b
+    pedit fix essay.md                  fix grammar and spelling
+    pedit refactor main.py "rename x to count"
+    pedit summarize notes.md            print a summary
+    pedit edit FILE "any instruction"
 
     The model runs on this machine (llama.cpp or transformers); the default model,
     Qwen2.5-Coder-0.5B-Instruct, is installed with pedit and works offline.
@@ -79,132 +82,183 @@ def _options(*decorators):
     return apply
 
 
+def _drafter_list(ctx, param, value: str) -> tuple[str, ...]:
+    from .edit import DRAFTERS
+
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if not names or any(n not in DRAFTERS for n in names):
+        raise click.BadParameter(f"choose from {','.join(DRAFTERS)} (got {value!r})")
+    return names
+
+
+def _mode(flag: str, value: str, text: str):
+    return click.option(*flag.split("/"), f"mode_{value}", is_flag=True, help=text)
+
+
+def _chosen_mode(options: dict) -> str | None:
+    chosen = [k.removeprefix("mode_") for k, v in list(options.items()) if k.startswith("mode_") and v]
+    if len(chosen) > 1:
+        raise UsageError(f"choose one of {', '.join('--' + c for c in chosen)}")
+    return chosen[0] if chosen else None
+
+
+output_options = _options(
+    _mode("-y/--yes", "yes", "Write the rewrite without asking."),
+    _mode("--diff", "diff", "Print the unified diff; write nothing."),
+    _mode("--check", "check", "Write nothing; exit 1 if a file would change."),
+    _mode("--stdout", "stdout", "Print the rewritten text only (the default for FILE '-')."),
+    _mode("--json", "json", "Print results and figures as JSON; write nothing."),
+    click.option(
+        "--force", is_flag=True, help="Rewrite hard-linked files; write Python that no longer parses."
+    ),
+)
+
 model_options = _options(
     click.option(
         "-m",
         "--model",
-        help="Model: a name from `pedit models`, a GGUF file, a "
-        "Hugging Face directory or repo id. [default: qwen2.5-coder-0.5b]",
-    ),
+        help="A name from `pedit models`, a GGUF file, a Hugging Face "
+        "directory or repo id. [default: qwen2.5-coder-0.5b]",
+    ),  # fmt: skip
     click.option(
         "-b",
         "--backend",
         type=click.Choice(["auto", "llama.cpp", "transformers", "reference"]),
-        help="Inference backend. auto: llama.cpp for GGUF, transformers for HF models.",
-    ),
-    click.option(
-        "--n-ctx",
-        type=click.IntRange(min=256),
-        default=8192,
-        show_default=True,
-        help="Context window in tokens (prompt + rewrite).",
-    ),
-    click.option("--threads", type=click.IntRange(min=1), help="CPU threads [default: all usable]."),
+        help="auto: llama.cpp for GGUF, transformers for HF models. [default: auto]",
+    ),  # fmt: skip
+    click.option("--n-ctx", type=click.IntRange(min=256), help="Context window in tokens. [default: 8192]"),
+    click.option("--threads", type=click.IntRange(min=1), help="CPU threads. [default: all usable]"),
 )
 
 decode_options = _options(
+    click.option("--system", help="Replace the command's system prompt for this run."),
     click.option(
         "--max-tokens",
         type=click.IntRange(min=1),
-        help="Stop after this many tokens [default: 2 x the file's tokens + 1024].",
-    ),
+        help="Stop after this many tokens. [default: 2 x the file's tokens + 1024]",
+    ),  # fmt: skip
     click.option(
         "--temperature",
         type=click.FloatRange(min=0.0),
         default=0.0,
         show_default=True,
         help="0 is greedy (argmax).",
-    ),
+    ),  # fmt: skip
     click.option(
         "--top-k",
         type=click.IntRange(min=0),
         default=0,
         show_default=True,
         help="Sample among the k most likely tokens (0: all).",
-    ),
+    ),  # fmt: skip
     click.option(
         "--top-p",
         type=click.FloatRange(min=0.0, max=1.0, min_open=True),
         default=1.0,
         show_default=True,
         help="Nucleus sampling mass.",
-    ),
+    ),  # fmt: skip
     click.option("--seed", type=int, default=0, show_default=True, help="Random seed for sampling."),
-)
-
-
-def _drafter_list(ctx, param, value: str) -> tuple[str, ...]:
-    from .edit import DRAFTERS
-
-    names = tuple(n.strip() for n in value.split(",") if n.strip())
-    bad = [n for n in names if n not in DRAFTERS]
-    if bad or not names:
-        raise click.BadParameter(f"choose from {','.join(DRAFTERS)} (got {value!r})")
-    return names
-
-
-speculation_options = _options(
     click.option(
         "--speculate",
         type=click.Choice(["auto", "fixed", "off"]),
-        default="auto",
-        show_default=True,
         help="auto: verify drafts when the measured cost model says they pay; fixed: always "
-        "verify up to --draft-max; off: plain decoding, the true baseline.",
-    ),
+        "verify up to --draft-max; off: plain decoding. [default: auto]",
+    ),  # fmt: skip
     click.option(
         "--drafters",
         default="predicted,lookup,ngram",
         show_default=True,
         callback=_drafter_list,
-        help="Which drafters to use: predicted (the file itself), lookup (prompt lookup), "
-        "ngram (adaptive n-grams).",
-    ),
+        help="predicted (the file), lookup (prompt lookup), ngram (adaptive n-grams).",
+    ),  # fmt: skip
     click.option(
         "--draft-max",
         type=click.IntRange(min=1, max=256),
-        default=64,
-        show_default=True,
-        help="Most draft tokens verified in one forward pass.",
-    ),
+        help="Most draft tokens verified in one pass. [default: 64]",
+    ),  # fmt: skip
     click.option(
         "--stats-json",
         type=click.Path(path_type=Path, dir_okay=False),
         help="Write the run's figures to this file as JSON.",
-    ),
+    ),  # fmt: skip
 )
+
+FILES = click.argument("files", nargs=-1, required=True)
+
+
+def _run(command: str, files, instruction, options: dict) -> None:
+    from .runner import Request, run
+    from .sampling import Sampling
+
+    try:
+        sampling = Sampling(options["temperature"], options["top_k"], options["top_p"], options["seed"])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max")
+    req = Request(
+        command, tuple(files), instruction, _chosen_mode(options), options.get("force", False),
+        options["system"], {k: options[k] for k in keys}, options["max_tokens"], sampling,
+        options["drafters"], options["stats_json"],
+    )  # fmt: skip
+    code = run(req)
+    if code:
+        sys.exit(code)
 
 
 @cli.command()
-@click.argument("file", type=click.Path(path_type=Path, allow_dash=True))
-@click.argument("instruction")
-@click.option("--stdout", "mode", flag_value="stdout", help="Print the rewritten file (streamed).")
-@click.option(
-    "--diff",
-    "mode",
-    flag_value="diff",
-    default=True,
-    help="Print a unified diff of the rewrite (the default); writes nothing.",
-)
+@FILES
+@output_options
 @model_options
 @decode_options
-@speculation_options
-def edit(file, instruction, mode, **options):
-    """Rewrite FILE following INSTRUCTION.
+def fix(files, **options):
+    """Fix grammar, spelling and punctuation in FILES without changing meaning or format.
 
-    \b
-    pedit edit essay.md "Fix the grammar" --stdout
-    pedit edit main.py "Rename x to count"
+    Prose (Markdown, text, reStructuredText) and the comments and docstrings of code;
+    in code, obvious typos too, never behaviour. FILES may be globs, or - for stdin.
     """
-    from .edit_cmd import RunSettings, run_edit_command
+    _run("fix", files, None, options)
 
-    run_edit_command(file, instruction, mode, RunSettings.from_cli(options))
+
+@cli.command()
+@FILES
+@click.argument("instruction")
+@output_options
+@model_options
+@decode_options
+def refactor(files, instruction, **options):
+    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count"."""
+    _run("refactor", files, instruction, options)
+
+
+@cli.command()
+@FILES
+@click.option("--json", "mode_json", is_flag=True, help="Print the summaries and figures as JSON.")
+@model_options
+@decode_options
+def summarize(files, **options):
+    """Print a summary of each of FILES (never rewrites them)."""
+    _run("summarize", files, None, options)
+
+
+@cli.command()
+@FILES
+@click.argument("instruction")
+@output_options
+@model_options
+@decode_options
+def edit(files, instruction, **options):
+    """Rewrite FILES following any INSTRUCTION: pedit edit essay.md "Make it shorter"."""
+    _run("edit", files, instruction, options)
 
 
 def _register_subcommands():
+    from .config_cmd import config_command, templates_command
     from .models_cmd import models_group
 
     cli.add_command(models_group)
+    cli.add_command(templates_command)
+    cli.add_command(config_command)
 
 
 _register_subcommands()

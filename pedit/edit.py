@@ -21,7 +21,7 @@ from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .events import Event
 from .planner import Acceptance, CostPlanner, FixedPlanner
-from .prompt import FenceStream, Prompt, build_prompt
+from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .request import EditRequest
 from .sampling import Sampling
 from .speculative import speculative_generate
@@ -60,14 +60,23 @@ def edit_events(
     draft_max: int = 64,
     cost: CostModel | None = None,
     rng: np.random.Generator | None = None,
+    kind: str = "rewrite",
 ) -> Iterator[Event]:
-    """Events of one rewrite. speculate: "off" (plain decoding), "fixed" (verify every draft
-    up to draft_max), "auto" (the planner picks k from `cost`, measured now if not given)."""
+    """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
+    of new text about the file (kind "summary": no predicted draft). speculate: "off"
+    (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
+    picks k from `cost`, measured now if not given)."""
     if speculate not in SPECULATE:
         raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
-    prompt = build_prompt(backend, req)
-    options = DecodeOptions(max_tokens or default_max_tokens(backend, req.text), sampling or Sampling())
-    until = FenceStream(prompt.fence)
+    if kind == "summary":
+        prompt, until = build_summary_prompt(backend, req), None
+        drafters = [d for d in drafters if d != "predicted"] or ["lookup", "ngram"]
+    else:
+        prompt = build_prompt(backend, req)
+        until = FenceStream(prompt.fence)
+    room = max(1, backend.n_ctx - len(prompt.tokens))
+    limit = max_tokens or min(default_max_tokens(backend, req.text), room)
+    options = DecodeOptions(limit, sampling or Sampling())
     if speculate == "off":
         return generate(backend, prompt.tokens, options, until=until, rng=rng)
     chosen = make_drafters(drafters, prompt)

@@ -44,7 +44,7 @@ def list_models():
     console.print(table)
     console.print(f"default model: [bold]{default.value}[/] (from {default.source})", highlight=False)
     console.print(f"model cache: {where}", highlight=False)
-    console.print(f"config file: {config.config_path()}", highlight=False)
+    console.print(f"config file: {config.user_config_path()}", highlight=False)
     console.print(
         "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "
         "or a Hub repo id (owner/name, owner/name:file.gguf) when online.",

@@ -15,17 +15,11 @@ for control tokens.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from .request import EditRequest
-
-SYSTEM = (
-    "You are pedit, a careful text and code editor. You receive a file and an instruction. "
-    "Reply with the complete rewritten file inside a fenced block, changing only what the "
-    "instruction asks for and keeping everything else exactly as it is: wording, "
-    "formatting, indentation and line breaks. No explanations before or after the block."
-)
+from .templates import REWRITE_SYSTEM, SUMMARY_SYSTEM
 
 # fmt: off
 LANGS = {
@@ -64,7 +58,7 @@ def messages(req: EditRequest, fence: str) -> list[dict]:
     name = req.filename or "the file"
     body = _body(req.text)
     user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
-    return [{"role": "system", "content": req.system or SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": req.system or REWRITE_SYSTEM}, {"role": "user", "content": user}]
 
 
 def build_prompt(backend, req: EditRequest) -> Prompt:
@@ -74,6 +68,13 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
     draft = backend.tokenize(_body(req.text) + fence) + end_of_turn(backend)
     return Prompt(tokens, fence, prime, draft)
+
+
+def build_summary_prompt(backend, req: EditRequest) -> Prompt:
+    """A prompt whose answer is new text about the file (not primed, no predicted draft)."""
+    fence = fence_for(req.text)
+    msgs = messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence)
+    return Prompt(encode_chat(backend, msgs), fence, "", [])
 
 
 def end_of_turn(backend) -> list[int]:

@@ -33,6 +33,10 @@ class RichReporter:
     def task(
         self, description: str, total: int | None = None, unit: str = "bytes"
     ) -> Iterator[Callable[[int], None]]:
+        if not self.console.is_terminal:  # a log, not a screen: one line when done
+            yield lambda done: None
+            self.console.print(f"pedit: {description}: done", highlight=False)
+            return
         columns = [SpinnerColumn(), TextColumn("{task.description}")]
         if total is not None:
             columns += [BarColumn(), DownloadColumn() if unit == "bytes" else MofNCompleteColumn()]
@@ -41,8 +45,6 @@ class RichReporter:
         with Progress(*columns, console=self.console, transient=True) as progress:
             task = progress.add_task(description, total=total)
             yield lambda done: progress.update(task, completed=done)
-        if not self.console.is_terminal:
-            self.console.print(f"pedit: {description}: done", highlight=False)
 
 
 def stats_line(stats: Stats) -> str:

@@ -1,0 +1,44 @@
+"""`pedit config` and `pedit templates`: what pedit will use, and where it came from."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from . import config
+from .templates import templates
+
+
+@click.command("config")
+def config_command():
+    """Show the effective settings and where each came from."""
+    settings = config.resolve({})
+    console = Console(soft_wrap=True)
+    for key, setting in settings.values.items():
+        value = "(all usable CPUs)" if setting.value is None else str(setting.value)
+        console.print(f"{key:<10} {value:<20} from {setting.source}", highlight=False)
+    for name, (_, source) in settings.templates.items():
+        console.print(f"{'template':<10} {name:<20} from {source}", highlight=False)
+    console.print(f"user config file: {config.user_config_path()}", highlight=False)
+    project = config.project_config_path()
+    console.print(
+        f"project config: {project} [tool.pedit]" if project else "project config: none", highlight=False
+    )
+
+
+@click.command("templates")
+@click.argument("name", required=False)
+def templates_command(name):
+    """Show the prompt templates behind fix, refactor, summarize and edit (or NAME's).
+
+    Override one in a config file with a [templates.NAME] table (system, instruction),
+    or for one run with --system.
+    """
+    all_ = templates(config.resolve({}).templates)
+    if name and name not in all_:
+        raise click.BadParameter(f"no template {name!r}; choose {', '.join(all_)}", param_hint="NAME")
+    console = Console(soft_wrap=True)
+    for t in [all_[name]] if name else all_.values():
+        console.print(f"[bold]{t.name}[/] ({t.kind}; {t.source})", highlight=False)
+        console.print(f"  system:      {t.system}", highlight=False, markup=False)
+        console.print(f"  instruction: {t.instruction}", highlight=False, markup=False)

@@ -1,0 +1,147 @@
+"""One file through the engine: rewrite or summarize it, in chunks when it is too long.
+
+A shell gives a `Job` a loaded backend, the file's text, the template and the engine
+options, and a `render(events, label) -> Finished` that consumes each run's events (the
+live view, or nothing). The job returns the new text (or the summary) and the figures of
+every run it made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from .backends import Backend
+from .chunking import chunks
+from .costmodel import CostModel
+from .edit import DRAFTERS, edit_events
+from .errors import UsageError
+from .events import Event, Finished, Stats
+from .prompt import build_prompt, build_summary_prompt
+from .request import EditRequest
+from .sampling import Sampling
+from .templates import Template
+
+Render = Callable[[Iterator[Event], str], Finished]
+SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    max_tokens: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    speculate: str = "auto"
+    drafters: tuple[str, ...] = DRAFTERS
+    draft_max: int = 64
+    cost: CostModel | None = None
+
+
+@dataclass
+class Outcome:
+    text: str  # the rewritten file, or the summary
+    stats: list[Stats]
+
+    def total(self) -> Stats:
+        """The runs' figures added up (one run: its own)."""
+        if len(self.stats) == 1:
+            return self.stats[0]
+        s = self.stats
+        by: dict[str, int] = {}
+        for st in s:
+            for k, v in st.accepted_by_drafter.items():
+                by[k] = by.get(k, 0) + v
+        decode = sum(x.decode_seconds for x in s)
+        plain = [x.plain_step_seconds * x.completion_tokens for x in s if x.plain_step_seconds]
+        tokens = sum(x.completion_tokens for x in s)
+        return Stats(
+            sum(x.prompt_tokens for x in s), tokens, sum(x.forward_passes for x in s),
+            sum(x.prefill_seconds for x in s), decode, s[-1].stop_reason,
+            sum(x.accepted_prediction_tokens for x in s), sum(x.rejected_prediction_tokens for x in s),
+            by, sum(plain) / tokens if plain and tokens else None,
+            sum(plain) / decode if plain and decode else None,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Job:
+    backend: Backend
+    template: Template
+    instruction: str | None  # what the user typed (refactor, edit)
+    options: EngineOptions
+    system: str | None = None  # --system
+
+    def request(self, text: str, name: str, part: str = "") -> EditRequest:
+        instruction = self.template.render(self.instruction)
+        if part:
+            instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
+        return EditRequest(text, instruction, name, self.system or self.template.system)
+
+    def _events(self, req: EditRequest, kind: str) -> Iterator[Event]:
+        """A rewrite may be cut off only by the limits (an error); a summary stops at
+        SUMMARY_ROOM tokens unless --max-tokens says otherwise."""
+        o = self.options
+        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
+        return edit_events(
+            self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
+            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
+        )  # fmt: skip
+
+    def budget(self, name: str, kind: str) -> int:
+        """Most file tokens one run can take: the prompt around the file, the file, and
+        room for the answer (a rewrite about 1.5x the file; a summary SUMMARY_ROOM)."""
+        build = build_summary_prompt if kind == "summary" else build_prompt
+        overhead = len(build(self.backend, self.request("", name, "part 10 of 10")).tokens) + 16
+        room = self.backend.n_ctx - overhead
+        return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
+
+    def pieces(self, text: str, name: str, kind: str) -> list[str]:
+        budget = self.budget(name, kind)
+        if budget < 32:
+            raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
+        size = len(self.backend.tokenize(text))
+        if size <= budget:
+            return [text]
+        return chunks(text, lambda s: len(self.backend.tokenize(s)), budget)
+
+    def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
+        fin = render(self._events(req, kind), label)
+        if fin.stats.stop_reason in ("max_tokens", "context") and kind == "rewrite":
+            raise UsageError(
+                f"{req.filename}: the answer was cut off after {fin.stats.completion_tokens} tokens "
+                "(by --max-tokens or the context window; raise --max-tokens or --n-ctx); nothing written"
+            )
+        return fin
+
+    def rewrite(self, text: str, name: str, render: Render) -> Outcome:
+        parts = self.pieces(text, name, "rewrite")
+        outs, stats = [], []
+        for i, piece in enumerate(parts, 1):
+            part = f"part {i} of {len(parts)}" if len(parts) > 1 else ""
+            fin = self.run_one(self.request(piece, name, part), "rewrite", render, f"{name} {part}".strip())
+            outs.append(_same_trailing_newlines(fin.text, piece) if len(parts) > 1 else fin.text)
+            stats.append(fin.stats)
+        return Outcome("".join(outs), stats)
+
+    def summarize(self, text: str, name: str, render: Render) -> Outcome:
+        parts = self.pieces(text, name, "summary")
+        if len(parts) == 1:
+            fin = self.run_one(self.request(text, name), "summary", render, name)
+            return Outcome(fin.text.strip() + "\n", [fin.stats])
+        notes, stats = [], []
+        for i, piece in enumerate(parts, 1):
+            part = f"part {i} of {len(parts)}"
+            fin = self.run_one(self.request(piece, name, part), "summary", render, f"{name} {part}")
+            notes.append(f"Part {i}: {fin.text.strip()}\n")
+            stats.append(fin.stats)
+        combine = replace(self, instruction=None, template=replace(
+            self.template, instruction="Combine these summaries of the parts of one file into one summary.",
+        ))  # fmt: skip
+        final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
+        return Outcome(final.text, stats + final.stats)
+
+
+def _same_trailing_newlines(answer: str, piece: str) -> str:
+    """A chunk's rewrite ends with as many newlines as the chunk did (the blank lines
+    between chunks belong to the file, not to the model)."""
+    want = len(piece) - len(piece.rstrip("\n"))
+    return answer.rstrip("\n") + "\n" * want

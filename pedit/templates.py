@@ -1,0 +1,81 @@
+"""The prompts behind each command, as templates a user can read and override.
+
+A template has a system prompt and an instruction; `{instruction}` in the instruction is
+replaced by what the user typed (refactor, edit). `kind` says what the answer is: the
+whole file rewritten ("rewrite": primed with the file's fence, the file is the draft) or
+new text about it ("summary": printed, never written; prompt lookup and n-grams draft).
+
+Overrides come from the config (`[templates.NAME]` with `system` and/or `instruction`,
+in the user config file or a project's [tool.pedit]) and, for one run, from --system.
+`pedit templates` prints them all with their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .errors import UsageError
+
+REWRITE_SYSTEM = (
+    "You are pedit, a careful text and code editor. You receive a file and an instruction. "
+    "Reply with the complete rewritten file inside a fenced block, changing only what the "
+    "instruction asks for and keeping everything else exactly as it is: wording, "
+    "formatting, indentation and line breaks. No explanations before or after the block."
+)
+SUMMARY_SYSTEM = (
+    "You are pedit. You receive a file and write a faithful, concise summary of it in "
+    "plain prose: what it is, its main points, and anything a reader must not miss. "
+    "Do not invent facts that are not in the file."
+)
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    kind: str  # "rewrite" or "summary"
+    system: str
+    instruction: str  # may contain {instruction}
+    source: str = "built-in"
+
+    def render(self, user_instruction: str | None) -> str:
+        if "{instruction}" in self.instruction:
+            if not (user_instruction or "").strip():
+                raise UsageError(f"{self.name} needs an instruction")
+            return self.instruction.replace("{instruction}", user_instruction.strip())
+        return self.instruction
+
+
+BUILTIN = {
+    t.name: t
+    for t in (
+        Template(
+            "fix",
+            "rewrite",
+            REWRITE_SYSTEM,
+            "Fix the grammar, spelling and punctuation of the prose in this file (for a code "
+            "file: its comments, docstrings and messages, and any obvious typo) without "
+            "changing its meaning, its formatting or the code's behaviour.",
+        ),
+        Template(
+            "refactor",
+            "rewrite",
+            REWRITE_SYSTEM,
+            "Refactor this code: {instruction}. Keep its behaviour, style and formatting everywhere else.",
+        ),
+        Template("edit", "rewrite", REWRITE_SYSTEM, "{instruction}"),
+        Template("summarize", "summary", SUMMARY_SYSTEM, "Summarize this file."),
+    )
+}
+
+
+def templates(overrides: dict[str, tuple[dict, str]] | None = None) -> dict[str, Template]:
+    """The built-in templates with the config's overrides applied."""
+    out = dict(BUILTIN)
+    for name, (fields, source) in (overrides or {}).items():
+        if name not in out:
+            raise UsageError(f"[templates.{name}] in {source}: no such template ({', '.join(BUILTIN)})")
+        unknown = set(fields) - {"system", "instruction"}
+        if unknown:
+            raise UsageError(f"[templates.{name}] in {source}: unknown key(s) {', '.join(sorted(unknown))}")
+        out[name] = replace(out[name], **fields, source=source)
+    return out
