@@ -26,7 +26,7 @@ test: install
 	$(BIN)/pytest
 
 demo: install
-	$(BIN)/pedit edit examples/essay.md "Fix the grammar and spelling." --stdout
+	$(BIN)/pedit fix examples/essay.md --diff
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -10,7 +10,7 @@ Model, per position t with token x_t:
     h_t      = tanh(A @ h_{t-1} + E[x_t])                    # h: [d], h_{-1} = 0
     logits_t = W @ h_t + b + copy * onehot(y_t)              # [n_vocab]
 where y_t is the token that followed the most recent earlier occurrence of the longest
-suffix of x_0..x_t (up to 8 tokens) seen before, if any: an induction-head-like copy term,
+suffix of x_0..x_t (up to COPY_CONTEXT tokens) seen before, if any: an induction-head-like copy term,
 so that the model tends to repeat text from its prompt the way an editing model does, the
 random term now and then wins (an "edit"), and drafts get realistic hits and misses.
 
@@ -29,7 +29,7 @@ import numpy as np
 from .base import Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
-COPY_CONTEXT = 8  # the copy term matches up to this many tokens of context
+COPY_CONTEXT = 24  # the copy term matches up to this many tokens of context
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 # fmt: off
 CHUNKS = (

@@ -24,14 +24,14 @@ def blocks(text: str) -> list[str]:
     """Natural blocks of `text`; "".join(blocks(text)) == text."""
     out: list[str] = []
     current: list[str] = []
-    previous_blank = False
+    previous = ""
     for line in text.splitlines(keepends=True):
-        blank = not line.strip()
-        if current and not blank and (previous_blank or _STARTS.match(line)):
+        starts = not previous.strip() or (_STARTS.match(line) and not previous.startswith("@"))
+        if current and line.strip() and starts:
             out.append("".join(current))
             current = []
         current.append(line)
-        previous_blank = blank
+        previous = line
     if current:
         out.append("".join(current))
     return out

@@ -114,12 +114,15 @@ def read(path: Path, *, force: bool = False) -> Source:
 
 
 def check_writable(path: Path) -> None:
-    """Fail before any model work if the file could not be replaced."""
+    """Fail before any model work if the file could not or should not be replaced. A file
+    or directory without write permission bits is refused even for root: read-only is the
+    owner's statement of intent."""
     target = path.resolve()
-    if not os.access(target, os.W_OK):
-        raise UsageError(f"{path}: not writable")
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{path}: its directory is not writable (pedit writes a temporary file beside it)")
+    if not target.stat().st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise UsageError(f"{path}: read-only file, not written")
+    parent = target.parent
+    if not parent.stat().st_mode & 0o222 or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{path}: its directory is read-only (pedit writes a temporary file beside it)")
 
 
 def write(source: Source, text: str) -> None:
