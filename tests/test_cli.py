@@ -302,3 +302,18 @@ def test_diff_output_is_never_rewrapped():
     out = io.StringIO()
     print_diff(lines, file=out)
     assert out.getvalue() == "".join(lines).replace("end", "end\n\\ No newline at end of file\n")
+
+
+def test_an_internal_error_is_one_line_and_exit_70(essay, monkeypatch):
+    from pedit import jobs
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("something pedit did not expect")
+
+    monkeypatch.setattr(jobs.Job, "rewrite", broken)
+    result = invoke("fix", essay, "--check", *REF)
+    assert result.exit_code == 70
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: internal error: RuntimeError: something pedit did not expect "
+        "(set PEDIT_DEBUG=1 for a traceback)"
+    )
