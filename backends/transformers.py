@@ -118,6 +118,15 @@ class TransformersBackend:
 
     # --- the model ----------------------------------------------------------------------
     @property
+    def model(self):
+        """The torch model itself (the benchmark runs transformers' own generate() on it)."""
+        return self._model
+
+    @property
+    def torch(self):
+        return self._torch
+
+    @property
     def n_past(self) -> int:
         return self._n_past
 

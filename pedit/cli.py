@@ -253,12 +253,14 @@ def edit(files, instruction, **options):
 
 
 def _register_subcommands():
+    from .bench_cmd import bench_command
     from .config_cmd import config_command, templates_command
     from .models_cmd import models_group
 
     cli.add_command(models_group)
     cli.add_command(templates_command)
     cli.add_command(config_command)
+    cli.add_command(bench_command)
 
 
 _register_subcommands()

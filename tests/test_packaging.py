@@ -52,6 +52,11 @@ def test_wheel_install(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "pedit/backends/llama_cpp.py" in names and "pedit/backends/base.py" in names
     assert not [n for n in names if n.startswith("backends/")]
+    # every module and the benchmark corpus are in the wheel, not only in the source tree
+    for path in REPO.joinpath("pedit").rglob("*.py"):
+        if "corpus" not in path.parts:
+            assert path.relative_to(REPO).as_posix() in names
+    assert "pedit/bench/corpus/tasks.toml" in names and "pedit/bench/corpus/walden.txt" in names
     py = make_env(tmp_path / "env")
     pip_install(py, str(wheel))
     where = probe(py, tmp_path)

@@ -1,0 +1,61 @@
+"""The benchmark's tasks: corpus/tasks.toml and the files it names (sources and licences
+in corpus/SOURCES.md). A task becomes the same EditRequest the CLI would build, with the
+built-in templates (user overrides would make runs incomparable)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..request import EditRequest
+from ..templates import BUILTIN
+
+CORPUS = Path(__file__).parent / "corpus"
+CATEGORIES = ("prose", "markdown", "code", "summary", "open")
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    file: str
+    command: str  # a template: fix, refactor, summarize, edit
+    instruction: str
+    category: str
+    quick: bool
+    max_tokens: int | None
+    source: str
+    license: str
+
+    @property
+    def kind(self) -> str:
+        return BUILTIN[self.command].kind
+
+    def text(self) -> str:
+        return (CORPUS / self.file).read_text(encoding="utf-8")
+
+    def request(self) -> EditRequest:
+        template = BUILTIN[self.command]
+        return EditRequest(self.text(), template.render(self.instruction), self.file, template.system)
+
+
+def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    tasks = []
+    for t in data["task"]:
+        task = Task(
+            t["id"], t["file"], t["command"], t.get("instruction", ""), t["category"],
+            bool(t.get("quick", False)), t.get("max_tokens"), t.get("source", ""), t.get("license", ""),
+        )  # fmt: skip
+        if task.command not in BUILTIN or task.category not in CATEGORIES:
+            raise ValueError(f"{path}: task {task.id}: bad command or category")
+        tasks.append(task)
+    return tasks
+
+
+def select(tasks: list[Task], *, quick: bool = False, ids: str | None = None) -> list[Task]:
+    """The --quick subset, or the tasks whose id contains one of the comma-separated ids."""
+    if ids:
+        wanted = [w.strip() for w in ids.split(",") if w.strip()]
+        return [t for t in tasks if any(w in t.id for w in wanted)]
+    return [t for t in tasks if t.quick] if quick else list(tasks)

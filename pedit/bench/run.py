@@ -1,0 +1,152 @@
+"""Run the configurations on the tasks, interleaved (A B C, A B C, ...) in one process, so
+that slow drift of the machine hits every configuration alike.
+
+Configurations: "plain" (--speculate off, the baseline), each of pedit's drafters alone
+and all together ("pedit", --speculate auto), and the backend's peers (peers.py). Every
+run records its own figures; report.py turns them into ratios against "plain".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from ..costmodel import CostModel, cpu_name, measure, usable_cores
+from ..edit import edit_events
+from ..prompt import build_prompt, build_summary_prompt
+from .corpus import Task
+from .peers import PEERS, open_peer
+
+PEDIT_CONFIGS = {
+    "plain": {"speculate": "off"},
+    "predicted": {"speculate": "auto", "drafters": ("predicted",)},
+    "lookup": {"speculate": "auto", "drafters": ("lookup",)},
+    "ngram": {"speculate": "auto", "drafters": ("ngram",)},
+    "pedit": {"speculate": "auto"},
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    task: str
+    backend: str
+    config: str
+    repeat: int
+    output_tokens: int
+    forward_passes: int
+    accepted: int
+    rejected: int
+    prefill_seconds: float
+    decode_seconds: float
+    same: bool  # output tokens identical to plain decoding's (first repeat)
+
+    @property
+    def total_seconds(self) -> float:
+        return self.prefill_seconds + self.decode_seconds
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.output_tokens / self.decode_seconds if self.decode_seconds else 0.0
+
+
+@dataclass
+class BackendResult:
+    backend: str
+    model: str
+    versions: dict[str, str]
+    cost: CostModel
+    runs: list[Run] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "backend": self.backend, "model": self.model, "versions": self.versions,
+            "cost": {"sizes": list(self.cost.sizes), "seconds": list(self.cost.seconds)},
+            "limit": self.cost.limit(), "runs": [asdict(r) for r in self.runs],
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BackendResult:
+        cost = CostModel(tuple(d["cost"]["sizes"]), tuple(d["cost"]["seconds"]))
+        return cls(d["backend"], d["model"], d["versions"], cost, [Run(**r) for r in d["runs"]])
+
+
+def machine() -> dict:
+    return {"cpu": cpu_name(), "cores": usable_cores(), "python": platform.python_version()}
+
+
+def versions(backend_name: str) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+
+    out = {"pedit": __version__}
+    packages = {"llama.cpp": ("llama-cpp-python",), "transformers": ("transformers", "torch")}
+    for name in packages.get(backend_name, ()):
+        with contextlib.suppress(PackageNotFoundError):
+            out[name] = version(name)
+    return out
+
+
+def configs(backend_name: str, with_peers: bool = True) -> list[str]:
+    peers = [name for name, _ in PEERS.get(backend_name, ())] if with_peers else []
+    return [*PEDIT_CONFIGS, *peers]
+
+
+def run_backend(
+    backend,
+    model: str,
+    tasks: list[Task],
+    repeats: int,
+    *,
+    with_peers: bool = True,
+    cost: CostModel | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> BackendResult:
+    """Every task x configuration x repeat on one loaded backend."""
+    cost = cost or measure(backend)
+    result = BackendResult(backend.name, model, versions(backend.name), cost)
+    peer = open_peer(backend) if with_peers else None
+    peer_k = dict(PEERS.get(backend.name, ())) if peer else {}
+    names = [c for c in configs(backend.name, with_peers) if c in PEDIT_CONFIGS or c in peer_k]
+    try:
+        for task in tasks:
+            req = task.request()
+            plain_tokens: tuple[int, ...] | None = None
+            build = build_summary_prompt if task.kind == "summary" else build_prompt
+            prompt = list(build(backend, req).tokens)  # what edit_events builds: the peers get the same
+            # a summary has no file draft (edit_events drops "predicted"): that config would repeat another
+            todo = [n for n in names if not (task.kind == "summary" and n == "predicted")]
+            for rep in range(repeats):
+                for name in todo:
+                    progress(f"{backend.name}: {task.id} ({rep + 1}/{repeats}) {name}")
+                    if name in PEDIT_CONFIGS:
+                        run, tokens = _pedit_run(backend, task, req, name, cost)
+                    else:
+                        got = peer.run(prompt, len(plain_tokens or ()) or 1, peer_k[name])
+                        tokens = got.tokens
+                        run = (len(tokens), got.passes, got.accepted, got.rejected,
+                               got.prefill_seconds, got.decode_seconds)  # fmt: skip
+                    if name == "plain" and plain_tokens is None:
+                        plain_tokens = tokens
+                    result.runs.append(Run(task.id, backend.name, name, rep, *run, tokens == plain_tokens))
+    finally:
+        if peer is not None:
+            peer.close()
+    return result
+
+
+def _pedit_run(backend, task: Task, req, name: str, cost: CostModel):
+    from ..events import Finished
+
+    config = PEDIT_CONFIGS[name]
+    events = edit_events(backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, **config)
+    finished = None
+    for event in events:
+        if isinstance(event, Finished):
+            finished = event
+    s = finished.stats
+    figures = (len(finished.tokens), s.forward_passes, s.accepted_prediction_tokens,
+               s.rejected_prediction_tokens, s.prefill_seconds, s.decode_seconds)  # fmt: skip
+    return figures, finished.tokens

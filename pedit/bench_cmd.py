@@ -1,0 +1,116 @@
+"""`pedit bench`: the benchmark command (the work is in pedit/bench/)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import UsageError
+
+
+@click.command("bench")
+@click.option("--quick", is_flag=True, help="The quick subset of tasks, 1 repeat, llama.cpp only.")
+@click.option("--tasks", "task_ids", help="Only the tasks whose id contains one of these (comma-separated).")
+@click.option("--backends", help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
+@click.option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-0.5b]")
+@click.option("--repeats", type=click.IntRange(min=1), help="Runs of each config. [default: 2; --quick: 1]")
+@click.option("--no-peers", is_flag=True, help="Skip llama-cpp-python's and transformers' own prompt lookup.")
+@click.option("--n-ctx", type=click.IntRange(min=256), default=4096, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads. [default: all usable]")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs and ratios as JSON (no table).")
+@click.option(
+    "--markdown",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report here (docs/benchmarks.md), its chart beside it (.png) and the raw runs (.json).",
+)
+@click.option(
+    "--from",
+    "from_json",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    multiple=True,
+    help="Render saved runs (the .json --markdown writes; repeat to merge, e.g. one per backend).",
+)
+def bench_command(
+    quick, task_ids, backends, model, repeats, no_peers, n_ctx, threads, as_json, markdown, from_json
+):
+    """Measure pedit against plain decoding and the peers on the bundled edit tasks.
+
+    Every configuration runs on every task, interleaved in one process: plain decoding
+    (the baseline), pedit with each drafter alone and all together, and the peers on
+    the same model and prompt. Ratios are against plain decoding measured in the same
+    run; output is checked token for token against plain's.
+    """
+    from rich.console import Console
+
+    from .bench import report
+    from .bench.corpus import load_tasks, select
+
+    err = Console(stderr=True)
+    if from_json:
+        data = report.merge([json.loads(p.read_text()) for p in from_json])
+    else:
+        tasks = select(load_tasks(), quick=quick, ids=task_ids)
+        if not tasks:
+            raise UsageError(f"no task matches {task_ids!r}")
+        kinds = (backends or ("llama.cpp" if quick else "llama.cpp,transformers")).split(",")
+        data = _run(tasks, kinds, model, repeats or (1 if quick else 2), not no_peers, n_ctx, threads, err)
+    if as_json:
+        click.echo(json.dumps(data, indent=1))
+    else:
+        out = Console()
+        for d in data["results"]:
+            out.print(report.rich_table(report.BackendResult.from_dict(d)))
+            categories = {t["id"]: t["category"] for t in data["tasks"]}
+            for goal, measured, met in report.goals(report.BackendResult.from_dict(d), categories):
+                out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
+    if markdown:
+        png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
+        report.chart(data, png)
+        raw.write_text(json.dumps(data, indent=1) + "\n")
+        markdown.write_text(report.markdown(data, png.name))
+        err.print(f"wrote {markdown}, {png}, {raw}")
+
+
+def _run(tasks, kinds, model, repeats, with_peers, n_ctx, threads, err) -> dict:
+    from dataclasses import asdict
+
+    from . import models
+    from .bench.run import machine, run_backend
+    from .render import RichReporter
+
+    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    results = []
+    reporter = RichReporter(err)
+    for kind in kinds:
+        if kind not in ("llama.cpp", "transformers", "reference"):
+            raise UsageError(f"unknown backend {kind!r}")
+        spec = model or models.DEFAULT_MODEL
+        options = {"n_ctx": n_ctx, "n_threads": threads} if kind != "reference" else {}
+        backend = models.load(spec, kind, reporter, **options)
+        try:
+            with err.status("") as status:
+                result = run_backend(
+                    backend, spec if kind != "reference" else "reference", tasks, repeats,
+                    with_peers=with_peers, progress=lambda s: status.update(s),
+                )  # fmt: skip
+        finally:
+            backend.close()
+        results.append(result.to_dict())
+    return {
+        "command": _command(),
+        "started": started,
+        "machine": machine(),
+        "repeats": repeats,
+        "tasks": [asdict(t) for t in tasks],
+        "results": results,
+    }
+
+
+def _command() -> str:
+    """How this run was asked for, for the report (tests call the command in-process)."""
+    return "pedit " + shlex.join(sys.argv[1:]) if Path(sys.argv[0]).name == "pedit" else "pedit bench"

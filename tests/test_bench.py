@@ -1,0 +1,107 @@
+"""`pedit bench` works end to end: the quick subset on the reference backend (every
+configuration, lossless, fewer passes where drafts are right), the peers on the tiny
+llama.cpp and transformers models, and the Markdown report (with its chart and raw runs)
+regenerated from saved runs without running anything."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from pedit.bench.corpus import CATEGORIES, CORPUS, load_tasks, select
+from pedit.bench.run import PEDIT_CONFIGS
+from pedit.cli import cli
+
+
+def bench(*args):
+    result = CliRunner().invoke(cli, ["bench", *map(str, args)])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    return result
+
+
+def test_corpus_is_complete():
+    tasks = load_tasks()
+    assert len(tasks) >= 20
+    assert {t.category for t in tasks} == set(CATEGORIES)
+    assert len({t.id for t in tasks}) == len(tasks)
+    for t in tasks:
+        assert (CORPUS / t.file).is_file() and t.source and t.license
+        assert t.request().instruction  # every template renders (refactor/edit have instructions)
+    assert {t.category for t in select(tasks, quick=True)} == set(CATEGORIES)
+    assert "walden.txt" in (CORPUS / "SOURCES.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def quick_reference():
+    return json.loads(bench("--quick", "--backends", "reference", "--repeats", "2", "--json").stdout)
+
+
+def test_quick_on_reference_runs_every_configuration_losslessly(quick_reference):
+    (result,) = quick_reference["results"]
+    quick = {t.id for t in select(load_tasks(), quick=True)}
+    assert {t["id"] for t in quick_reference["tasks"]} == quick
+    runs = result["runs"]
+    kinds = {t.id: t.kind for t in load_tasks()}
+    per_task = {t: len(PEDIT_CONFIGS) - (kinds[t] == "summary") for t in quick}  # no file draft
+    assert len(runs) == sum(per_task.values()) * 2
+    assert all(r["same"] for r in runs)  # the reference backend is exactly lossless
+    for task in quick:
+        by = {(r["config"], r["repeat"]): r for r in runs if r["task"] == task}
+        plain = by[("plain", 0)]
+        # plain decoding: one pass per token, the prefill included, the last token never evaluated
+        assert plain["forward_passes"] in (plain["output_tokens"], plain["output_tokens"] + 1)
+        for config in PEDIT_CONFIGS:
+            if (config, 0) not in by:
+                assert config == "predicted" and kinds[task] == "summary"
+                continue
+            r = by[(config, 0)]
+            assert r["output_tokens"] == plain["output_tokens"]
+            assert r["forward_passes"] <= plain["forward_passes"] + r["rejected"]
+            # every output token comes from a pass of its own or an accepted draft token
+            assert r["forward_passes"] - 1 + r["accepted"] >= r["output_tokens"] - 1
+            assert by[(config, 1)]["forward_passes"] == r["forward_passes"]  # deterministic counts
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "transformers"])
+def test_peers_run_on_the_same_prompt(kind, tiny_hf, tiny_gguf):
+    model = tiny_gguf if kind == "llama.cpp" else tiny_hf
+    args = ("--tasks", "open-iso-date", "--backends", kind, "-m", model, "--repeats", "1", "--n-ctx", "1024")
+    data = json.loads(bench(*args, "--json").stdout)
+    runs = {r["config"]: r for r in data["results"][0]["runs"]}
+    peers = [c for c in runs if c not in PEDIT_CONFIGS]
+    assert len(peers) == 2
+    plain = runs["plain"]
+    for name in peers:
+        r = runs[name]
+        assert 1 <= r["output_tokens"] <= plain["output_tokens"]
+        assert 1 <= r["forward_passes"] <= r["output_tokens"] + 1
+        assert r["accepted"] + r["forward_passes"] >= r["output_tokens"]
+        assert r["prefill_seconds"] > 0 and r["decode_seconds"] >= 0
+
+
+def test_markdown_report_and_rerender(quick_reference, tmp_path):
+    saved = tmp_path / "runs.json"
+    saved.write_text(json.dumps(quick_reference))
+    md = tmp_path / "benchmarks.md"
+    out = bench("--from", saved, "--markdown", md).output
+    assert "reference: decode speedup" in out
+    text = md.read_text()
+    assert "![decode speedup" in text and "| goal | measured | met |" in text
+    cells = len({(r["task"], r["config"]) for r in quick_reference["results"][0]["runs"]})
+    n = cells - len({r["task"] for r in quick_reference["results"][0]["runs"]})  # plain is the baseline
+    assert f"identical output to plain decoding (greedy) | {n}/{n} task x configuration cells" in text
+    assert md.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads(md.with_suffix(".json").read_text()) == quick_reference
+    md2 = tmp_path / "again.md"
+    bench("--from", md.with_suffix(".json"), "--markdown", md2)
+    assert md2.read_text() == text.replace("benchmarks.png", "again.png")
+    merged = tmp_path / "merged.md"
+    bench("--from", saved, "--from", saved, "--markdown", merged)
+    assert merged.read_text().count("## reference") == 2
+
+
+def test_unknown_task_is_a_usage_error():
+    result = CliRunner().invoke(cli, ["bench", "--tasks", "no-such-task", "--backends", "reference"])
+    assert result.exit_code == 2 and "no task matches" in result.output
