@@ -111,6 +111,12 @@ class FenceStream:
     exactly the closing fence, then swallows the rest (a remark the model adds after the
     block). Holds back only a partial line that could still become that fence line.
 
+    Nested blocks: the fence is longer than any backtick run in the *file*, but the model
+    may write a new code block of the same length into its answer (a README gaining
+    "```bash ... ```"). A line that is the fence followed by an info string ("```bash")
+    opens a nested block, and the next bare fence line closes that block, not the answer.
+    (Strict CommonMark would end the outer block there; models write Markdown this way.)
+
     The file ends where the fence line starts; without a closing fence (the model stopped
     early) the whole answer is the file.
     """
@@ -118,12 +124,18 @@ class FenceStream:
     def __init__(self, fence: str):
         self.fence = fence
         self.closed = False
+        self.depth = 0  # nested blocks opened by the answer itself
         self._pending = ""  # text not emitted yet; starts a line when _line_start
         self._line_start = True
+        self._line = ""  # the current line as emitted so far
 
     def _maybe_fence(self, partial: str) -> bool:
         head, rest = partial[: len(self.fence)], partial[len(self.fence) :]
         return self.fence.startswith(head) and not rest.strip(" \t")
+
+    def _opens_block(self, line: str) -> bool:
+        info = line[len(self.fence) :].strip()
+        return line.startswith(self.fence) and bool(info) and "`" not in info
 
     def feed(self, text: str) -> str:
         if self.closed:
@@ -137,18 +149,24 @@ class FenceStream:
                 if nl < 0:
                     break  # wait: it may still become the fence line
                 if len(line.rstrip(" \t")) == len(self.fence):
-                    self.closed, self._pending = True, ""
-                    break
+                    if self.depth == 0:
+                        self.closed, self._pending = True, ""
+                        break
+                    self.depth -= 1  # closes a nested block: content
             cut = len(self._pending) if nl < 0 else nl + 1
             out.append(self._pending[:cut])
+            self._line += line
             self._pending = self._pending[cut:]
             self._line_start = nl >= 0
+            if nl >= 0:
+                self.depth += self._opens_block(self._line)
+                self._line = ""
         return "".join(out)
 
     def close(self) -> str:
         """End of the answer: a pending partial line is the fence (drop it) or text."""
         rest, self._pending = self._pending, ""
-        if self.closed or (self._line_start and rest.rstrip(" \t") == self.fence):
+        if self.closed or (self._line_start and self.depth == 0 and rest.rstrip(" \t") == self.fence):
             self.closed = True
             return ""
         return rest

@@ -27,6 +27,18 @@ def test_strip_fence_cases():
     assert strip_fence("a\n````\nb\n```\n", f) == "a\n````\nb\n"  # a longer run is content
 
 
+def test_a_code_block_the_answer_opens_does_not_end_the_answer():
+    f = "```"
+    readme = "# tool\n\nInstall:\n\n```bash\npip install tool\n```\n\nDone.\n"
+    assert strip_fence(readme + "```\nI wrote a README.", f) == readme
+    assert strip_fence("a\n```python\nx = 1\n```\n```\n", f) == "a\n```python\nx = 1\n```\n"
+    assert strip_fence("a\n``` python\n```\nb\n```", f) == "a\n``` python\n```\nb\n"
+    # streamed a character at a time: the same text, and nothing after the real close
+    stream = FenceStream(f)
+    out = "".join(stream.feed(c) for c in readme + "```\nremark\n") + stream.close()
+    assert out == readme and stream.closed
+
+
 @given(
     body=st.text(alphabet="ab`\n ", max_size=40),
     after=st.text(alphabet="xy`\n", max_size=10),
