@@ -18,7 +18,18 @@ from .errors import UsageError
 @click.option("--tasks", "task_ids", help="Only the tasks whose id contains one of these (comma-separated).")
 @click.option("--backends", help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
 @click.option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-0.5b]")
-@click.option("--repeats", type=click.IntRange(min=1), help="Runs of each config. [default: 2; --quick: 1]")
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=0),
+    help="Runs of each config. [default: 2; --quick: 1; 0: only the --seeds check]",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Also sample (T=0.7, top-p 0.95) with this many seeds, plain and pedit, and compare the outputs.",
+)
 @click.option("--no-peers", is_flag=True, help="Skip llama-cpp-python's and transformers' own prompt lookup.")
 @click.option("--n-ctx", type=click.IntRange(min=256), default=4096, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads. [default: all usable]")
@@ -36,14 +47,15 @@ from .errors import UsageError
     help="Render saved runs (the .json --markdown writes; repeat to merge, e.g. one per backend).",
 )
 def bench_command(
-    quick, task_ids, backends, model, repeats, no_peers, n_ctx, threads, as_json, markdown, from_json
+    quick, task_ids, backends, model, repeats, seeds, no_peers, n_ctx, threads, as_json, markdown, from_json
 ):
     """Measure pedit against plain decoding and the peers on the bundled edit tasks.
 
     Every configuration runs on every task, interleaved in one process: plain decoding
     (the baseline), pedit with each drafter alone and all together, and the peers on
     the same model and prompt. Ratios are against plain decoding measured in the same
-    run; output is checked token for token against plain's.
+    run; output is checked token for token against plain's (and, with --seeds, with
+    sampling: plain and pedit drawing with the same seed).
     """
     from rich.console import Console
 
@@ -58,7 +70,10 @@ def bench_command(
         if not tasks:
             raise UsageError(f"no task matches {task_ids!r}")
         kinds = (backends or ("llama.cpp" if quick else "llama.cpp,transformers")).split(",")
-        data = _run(tasks, kinds, model, repeats or (1 if quick else 2), not no_peers, n_ctx, threads, err)
+        repeats = (1 if quick else 2) if repeats is None else repeats
+        if repeats == 0 and seeds == 0:
+            raise UsageError("--repeats 0 runs only the sampling check: give --seeds N too")
+        data = _run(tasks, kinds, model, repeats, seeds, not no_peers, n_ctx, threads, err)
     if as_json:
         click.echo(json.dumps(data, indent=1))
     else:
@@ -70,13 +85,13 @@ def bench_command(
                 out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
         png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
-        report.chart(data, png)
+        drawn = report.chart(data, png)
         raw.write_text(json.dumps(data, indent=1) + "\n")
-        markdown.write_text(report.markdown(data, png.name))
+        markdown.write_text(report.markdown(data, png.name if drawn else None))
         err.print(f"wrote {markdown}, {png}, {raw}")
 
 
-def _run(tasks, kinds, model, repeats, with_peers, n_ctx, threads, err) -> dict:
+def _run(tasks, kinds, model, repeats, seeds, with_peers, n_ctx, threads, err) -> dict:
     from dataclasses import asdict
 
     from . import models
@@ -96,7 +111,7 @@ def _run(tasks, kinds, model, repeats, with_peers, n_ctx, threads, err) -> dict:
             with err.status("") as status:
                 result = run_backend(
                     backend, spec if kind != "reference" else "reference", tasks, repeats,
-                    with_peers=with_peers, progress=lambda s: status.update(s),
+                    with_peers=with_peers, seeds=seeds, progress=lambda s: status.update(s),
                 )  # fmt: skip
         finally:
             backend.close()
@@ -106,6 +121,7 @@ def _run(tasks, kinds, model, repeats, with_peers, n_ctx, threads, err) -> dict:
         "started": started,
         "machine": machine(),
         "repeats": repeats,
+        "seeds": seeds,
         "tasks": [asdict(t) for t in tasks],
         "results": results,
     }

@@ -10,8 +10,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from pedit.backends.reference import ReferenceBackend
 from pedit.bench.corpus import CATEGORIES, CORPUS, load_tasks, select
-from pedit.bench.run import PEDIT_CONFIGS
+from pedit.bench.run import PEDIT_CONFIGS, run_backend
 from pedit.cli import cli
 
 
@@ -100,6 +101,43 @@ def test_markdown_report_and_rerender(quick_reference, tmp_path):
     merged = tmp_path / "merged.md"
     bench("--from", saved, "--from", saved, "--markdown", merged)
     assert merged.read_text().count("## reference") == 2
+
+
+def test_sampling_check_with_seeds_and_merged_into_the_report(quick_reference, tmp_path):
+    data = json.loads(
+        bench("--quick", "--backends", "reference", "--repeats", "0", "--seeds", "3", "--json").stdout
+    )
+    (result,) = data["results"]
+    assert result["runs"] == []
+    quick = {t.id for t in select(load_tasks(), quick=True)}
+    assert {(s["task"], s["seed"]) for s in result["sampled"]} == {(t, i) for t in quick for i in range(3)}
+    assert all(s["same"] for s in result["sampled"])  # the reference backend is exactly lossless
+    saved, sampled = tmp_path / "greedy.json", tmp_path / "sampled.json"
+    saved.write_text(json.dumps(quick_reference))
+    sampled.write_text(json.dumps(data))
+    md = tmp_path / "b.md"
+    bench("--from", saved, "--from", sampled, "--markdown", md)
+    text = md.read_text()
+    assert text.count("## reference") == 1 and "### Sampling" in text
+    n = 3 * len(quick)
+    assert f"(sampling: T=0.7, top-p 0.95, 3 seeds) | {n}/{n} runs" in text
+    alone = tmp_path / "alone.md"  # a sampling-only report: no chart, still the table
+    bench("--from", sampled, "--markdown", alone)
+    assert "### Sampling" in alone.read_text() and not alone.with_suffix(".png").exists()
+
+
+def test_sampling_check_compares_answers_that_differ_by_seed():
+    # a weaker copy term: sampling leaves the file often, so each seed draws another answer
+    backend = ReferenceBackend(copy=3.0)
+    task = next(t for t in load_tasks() if t.id == "prose-walden")
+    result = run_backend(backend, "reference", [task], 0, seeds=3, with_peers=False)
+    assert len({s.output_tokens for s in result.sampled}) == 3
+    assert all(s.same for s in result.sampled) and not result.runs
+
+
+def test_repeats_zero_needs_seeds():
+    result = CliRunner().invoke(cli, ["bench", "--quick", "--backends", "reference", "--repeats", "0"])
+    assert result.exit_code == 2 and "--seeds" in result.output
 
 
 def test_unknown_task_is_a_usage_error():

@@ -5,8 +5,8 @@ is computed in (f16 KV cache, different kernels for 1 and for k tokens), so wher
 tokens are nearly tied, a verified draft and a plain step can pick different ones. The
 invariant checked here is therefore: speculative output == plain output, or the first
 difference is at such a near-tie (the two tokens' logits, recomputed on the plain path,
-within 0.5). The exact-match rate over a larger set is measured by
-scripts/measure_speculative.py (docs/speculative.md).
+within 0.5). The exact-match rate over a larger set is measured by `pedit bench`
+(docs/benchmarks.md; with sampling: `--seeds`).
 """
 
 from __future__ import annotations

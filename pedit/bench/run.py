@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from ..costmodel import CostModel, cpu_name, measure, usable_cores
 from ..edit import edit_events
 from ..prompt import build_prompt, build_summary_prompt
+from ..sampling import Sampling
 from .corpus import Task
 from .peers import PEERS, open_peer
 
@@ -26,6 +27,8 @@ PEDIT_CONFIGS = {
     "ngram": {"speculate": "auto", "drafters": ("ngram",)},
     "pedit": {"speculate": "auto"},
 }
+# --seeds: the exact-match check with sampling, pedit (all drafters) against plain decoding
+SAMPLING = {"temperature": 0.7, "top_p": 0.95}
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,18 @@ class Run:
         return self.output_tokens / self.decode_seconds if self.decode_seconds else 0.0
 
 
+@dataclass(frozen=True)
+class Sampled:
+    """One seed of the sampling check: plain decoding and pedit with the same seed."""
+
+    task: str
+    seed: int
+    output_tokens: int  # plain decoding's
+    same: bool  # pedit's output tokens identical to plain decoding's
+    plain_decode_seconds: float
+    pedit_decode_seconds: float
+
+
 @dataclass
 class BackendResult:
     backend: str
@@ -58,18 +73,22 @@ class BackendResult:
     versions: dict[str, str]
     cost: CostModel
     runs: list[Run] = field(default_factory=list)
+    sampled: list[Sampled] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
             "backend": self.backend, "model": self.model, "versions": self.versions,
             "cost": {"sizes": list(self.cost.sizes), "seconds": list(self.cost.seconds)},
             "limit": self.cost.limit(), "runs": [asdict(r) for r in self.runs],
+            "sampled": [asdict(s) for s in self.sampled],
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict) -> BackendResult:
         cost = CostModel(tuple(d["cost"]["sizes"]), tuple(d["cost"]["seconds"]))
-        return cls(d["backend"], d["model"], d["versions"], cost, [Run(**r) for r in d["runs"]])
+        runs = [Run(**r) for r in d["runs"]]
+        sampled = [Sampled(**s) for s in d.get("sampled", ())]
+        return cls(d["backend"], d["model"], d["versions"], cost, runs, sampled)
 
 
 def machine() -> dict:
@@ -101,10 +120,12 @@ def run_backend(
     repeats: int,
     *,
     with_peers: bool = True,
+    seeds: int = 0,
     cost: CostModel | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> BackendResult:
-    """Every task x configuration x repeat on one loaded backend."""
+    """Every task x configuration x repeat on one loaded backend; then, for `seeds` seeds,
+    plain decoding and pedit sampling with that seed (SAMPLING), outputs compared."""
     cost = cost or measure(backend)
     result = BackendResult(backend.name, model, versions(backend.name), cost)
     peer = open_peer(backend) if with_peers else None
@@ -131,17 +152,26 @@ def run_backend(
                     if name == "plain" and plain_tokens is None:
                         plain_tokens = tokens
                     result.runs.append(Run(task.id, backend.name, name, rep, *run, tokens == plain_tokens))
+            for seed in range(seeds):
+                progress(f"{backend.name}: {task.id} sampling, seed {seed}")
+                sampling = Sampling(**SAMPLING, seed=seed)
+                plain, p_tokens = _pedit_run(backend, task, req, "plain", cost, sampling)
+                fast, f_tokens = _pedit_run(backend, task, req, "pedit", cost, sampling)
+                same = f_tokens == p_tokens
+                result.sampled.append(Sampled(task.id, seed, plain[0], same, plain[5], fast[5]))
     finally:
         if peer is not None:
             peer.close()
     return result
 
 
-def _pedit_run(backend, task: Task, req, name: str, cost: CostModel):
+def _pedit_run(backend, task: Task, req, name: str, cost: CostModel, sampling: Sampling | None = None):
     from ..events import Finished
 
     config = PEDIT_CONFIGS[name]
-    events = edit_events(backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, **config)
+    events = edit_events(
+        backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, sampling=sampling, **config
+    )
     finished = None
     for event in events:
         if isinstance(event, Finished):
