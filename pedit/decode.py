@@ -40,12 +40,27 @@ class PromptTooLong(ContextFull):
     pass
 
 
-def prefill(backend: Backend, prompt: Sequence[int]) -> np.ndarray:
-    """Start a fresh sequence; logits [n_vocab] for the token after the prompt."""
+def prefill(backend: Backend, prompt: Sequence[int], reuse: Sequence[int] = ()) -> tuple[np.ndarray, int]:
+    """Start the sequence `prompt`: (logits [n_vocab] for the token after it, prompt tokens
+    reused). `reuse` is what the backend's cache holds now (its first n_past tokens, or a
+    prefix of them): the longest prefix it shares with `prompt` stays in the cache and only
+    the rest is evaluated, at least one token (its logits are needed). A session's next
+    turn shares the conversation so far, so its prefill is short."""
     if len(prompt) >= backend.n_ctx:
         raise PromptTooLong(0, len(prompt), backend.n_ctx)
-    backend.truncate(0)
-    return backend.eval(prompt, n_logits=1)[0]
+    keep = min(common_prefix(reuse, prompt), len(prompt) - 1, backend.n_past)
+    backend.truncate(keep)
+    return backend.eval(prompt[keep:], n_logits=1)[0], keep
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x, y = np.asarray(a[:n]), np.asarray(b[:n])
+    differ = np.flatnonzero(x != y)
+    return int(differ[0]) if differ.size else n
 
 
 class Emitter:
@@ -131,14 +146,15 @@ def generate(
     *,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
+    reuse: Sequence[int] = (),
 ) -> Iterator[Event]:
     """Plain decoding. `until` filters the text and ends the run at the closing fence;
-    `rng` defaults to a Generator seeded with options.sampling.seed."""
+    `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill."""
     rng = rng if rng is not None else np.random.default_rng(options.sampling.seed)
     t0 = time.perf_counter()
-    logits = prefill(backend, prompt)
+    logits, reused = prefill(backend, prompt, reuse)
     tracker = Tracker(len(prompt), time.perf_counter() - t0)
-    yield Prefilled(len(prompt), tracker.prefill_seconds)
+    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
     out = Emitter(backend, options.max_tokens, until)
     while True:
         token = sample(logits, options.sampling, rng)

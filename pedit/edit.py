@@ -61,11 +61,13 @@ def edit_events(
     cost: CostModel | None = None,
     rng: np.random.Generator | None = None,
     kind: str = "rewrite",
+    reuse: Sequence[int] = (),
 ) -> Iterator[Event]:
     """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
     of new text about the file (kind "summary": no predicted draft). speculate: "off"
     (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
-    picks k from `cost`, measured now if not given)."""
+    picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
+    holds (a session's previous turn), whose prefix shared with the prompt is kept."""
     if speculate not in SPECULATE:
         raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
     if kind == "summary":
@@ -78,16 +80,17 @@ def edit_events(
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
     if speculate == "off":
-        return generate(backend, prompt.tokens, options, until=until, rng=rng)
+        return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse)
     chosen = make_drafters(drafters, prompt)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
     if speculate == "fixed":
         planner = FixedPlanner()
     else:
-        cost = cost or measure(backend)
+        if cost is None:
+            cost, reuse = measure(backend), ()  # measuring fills the cache with other tokens
         planner = CostPlanner(cost, acceptance)
     return speculative_generate(
         backend, prompt.tokens, options, composite, planner, acceptance,
-        draft_max=draft_max, cost=cost, until=until, rng=rng,
+        draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse,
     )  # fmt: skip

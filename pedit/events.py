@@ -40,6 +40,7 @@ class Stats:
 class Prefilled:
     prompt_tokens: int
     seconds: float
+    reused: int = 0  # prompt tokens already in the backend's cache (not evaluated again)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,14 +55,36 @@ def _body(text: str) -> str:
 
 
 def messages(req: EditRequest, fence: str) -> list[dict]:
+    """[system, user: instruction + fenced file]; in a session with accepted turns, the
+    conversation: the first instruction with the starting file, then for each turn the
+    accepted text as the assistant's answer and the next instruction, so the prompt of
+    turn n+1 begins with the tokens of turn n (prompt and answer) and reuses their cache."""
     name = req.filename or "the file"
-    body = _body(req.text)
-    user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{language(req.filename)}\n{body}{fence}"
-    return [{"role": "system", "content": req.system or REWRITE_SYSTEM}, {"role": "user", "content": user}]
+    lang = language(req.filename)
+    system = {"role": "system", "content": req.system or REWRITE_SYSTEM}
+    if not req.history:
+        user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{lang}\n{_body(req.text)}{fence}"
+        return [system, {"role": "user", "content": user}]
+    first = req.history[0].instruction.strip()
+    out = [
+        system,
+        {"role": "user", "content": f"{first}\n\n{name}:\n{fence}{lang}\n{_body(req.start)}{fence}"},
+    ]
+    asks = [h.instruction for h in req.history[1:]] + [req.instruction]
+    for turn, ask in zip(req.history, asks, strict=True):
+        out.append({"role": "assistant", "content": f"{fence}{lang}\n{_body(turn.result)}{fence}"})
+        again = f"Apply this to the latest version of {name} above and write the whole file again."
+        out.append({"role": "user", "content": f"{ask.strip()}\n\n({again})"})
+    return out
+
+
+def _fence(req: EditRequest) -> str:
+    """One fence for the whole conversation (turns share it, so their tokens line up)."""
+    return fence_for("\n".join([req.text, req.start, *(h.result for h in req.history)]))
 
 
 def build_prompt(backend, req: EditRequest) -> Prompt:
-    fence = fence_for(req.text)
+    fence = _fence(req)
     msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
@@ -72,7 +94,7 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
 
 def build_summary_prompt(backend, req: EditRequest) -> Prompt:
     """A prompt whose answer is new text about the file (not primed, no predicted draft)."""
-    fence = fence_for(req.text)
+    fence = _fence(req)
     msgs = messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence)
     return Prompt(encode_chat(backend, msgs), fence, "", [])
 

@@ -1,8 +1,17 @@
-"""What a shell asks the decoder for: one file, one instruction."""
+"""What a shell asks the decoder for: one file, one instruction (and, in a session, the
+turns before it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """An earlier turn of a session: what was asked and the text the user accepted."""
+
+    instruction: str
+    result: str
 
 
 @dataclass(frozen=True)
@@ -11,3 +20,7 @@ class EditRequest:
     instruction: str
     filename: str = ""  # shown to the model and used to pick the fence's language tag
     system: str | None = None  # overrides the default system prompt
+    # A session's accepted turns, oldest first: the conversation so far. The first turn
+    # was asked about `start`; `text` is then the last turn's result.
+    history: tuple[Exchange, ...] = ()
+    start: str = ""

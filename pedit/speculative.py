@@ -1,6 +1,6 @@
 """Speculative decoding: draft, verify in one forward pass, keep what the model agrees with.
 
-    prefill(prompt); token = sample(prefill logits)                      # as plain decoding
+    prefill(prompt, reuse); token = sample(prefill logits)               # as plain decoding
     repeat:
         proposals = every drafter's guess for what follows context      # cheap, no model
         draft     = the composed choice; k = planner(draft)              # k = 0: a plain step
@@ -43,15 +43,16 @@ def speculative_generate(
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
+    reuse: Sequence[int] = (),
 ) -> Iterator[Event]:
     if not backend.capabilities.rollback:
         raise ValueError(f"backend {backend.name} cannot roll its cache back; use plain decoding")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
     t0 = time.perf_counter()
-    logits = prefill(backend, prompt)
+    logits, reused = prefill(backend, prompt, reuse)
     tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
-    yield Prefilled(len(prompt), tracker.prefill_seconds)
+    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
     out = Emitter(backend, options.max_tokens, until)
     context = list(prompt)
     token = sample(logits, s, rng)
