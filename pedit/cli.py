@@ -20,6 +20,12 @@ from .errors import ExitCode, PeditError, UsageError
 class PeditGroup(click.Group):
     """Turns pedit's errors into one line on stderr and a documented exit code."""
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """`pedit FILE` (an existing path that is not a command): the interactive session."""
+        if args and args[0] not in self.commands and not args[0].startswith("-") and Path(args[0]).exists():
+            return "tui", self.commands["tui"], args
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context):
         from .backends import BackendError, ContextFull
 
@@ -256,11 +262,13 @@ def _register_subcommands():
     from .bench_cmd import bench_command
     from .config_cmd import config_command, templates_command
     from .models_cmd import models_group
+    from .tui_cmd import tui_command
 
     cli.add_command(models_group)
     cli.add_command(templates_command)
     cli.add_command(config_command)
     cli.add_command(bench_command)
+    cli.add_command(tui_command)
 
 
 _register_subcommands()

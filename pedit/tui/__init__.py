@@ -1,0 +1,1 @@
+"""The interactive session (Textual): `pedit FILE` / `pedit tui FILE`. See app.py."""

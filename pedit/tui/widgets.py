@@ -1,0 +1,187 @@
+"""The session's widgets: the document (file, stream, or diff with hunks to pick), the
+live figures, the history. They render what they are given; no decoding here."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from ..events import Stats
+from ..live import STYLES
+from ..prompt import language
+from ..session import TurnResult
+from .hunks import Hunk, hunks, merge
+
+STREAM_TAIL = 20_000  # characters of streamed text kept on screen (the rest is in the answer)
+
+
+class Document(VerticalScroll, can_focus=True):
+    """The working text (syntax-highlighted), the answer as it streams, or the answer as a
+    diff whose hunks the user picks (space), then applies (enter) or takes whole (a)."""
+
+    BINDINGS = [
+        Binding("a", "accept_all", "Accept all"),
+        Binding("r", "reject", "Reject"),
+        Binding("space", "toggle", "Toggle hunk"),
+        Binding("enter", "apply", "Apply picked"),
+        Binding("down,j", "next_hunk", "Next hunk", show=False),
+        Binding("up,k", "previous_hunk", "Previous hunk", show=False),
+        Binding("e", "retry", "Edit & retry"),
+    ]
+
+    class Decided(Message):
+        """The user's verdict on the answer: the text to keep (None: reject)."""
+
+        def __init__(self, text: str | None, retry: bool = False) -> None:
+            super().__init__()
+            self.text, self.retry = text, retry
+
+    def __init__(self, filename: str, **kw) -> None:
+        super().__init__(**kw)
+        self.filename = filename
+        self.mode = "file"
+        self.body = Static(id="body")
+        self.old = self.new = ""
+        self.hunks: list[Hunk] = []
+        self.chosen: set[int] = set()
+        self.cursor = 0
+        self._stream = Text()
+
+    def compose(self):
+        yield self.body
+
+    # --- modes ---------------------------------------------------------------------------
+
+    def show_file(self, text: str) -> None:
+        self.mode = "file"
+        lexer = language(self.filename) or "text"
+        self.body.update(
+            Syntax(
+                text or " ",
+                lexer,
+                line_numbers=True,
+                word_wrap=True,
+                theme="ansi_dark" if self.app.current_theme.dark else "ansi_light",
+            )
+        )
+
+    def start_stream(self) -> None:
+        self.mode = "stream"
+        self._stream = Text()
+        self.body.update(self._stream)
+
+    def add_pieces(self, pieces: list[tuple[str, str]]) -> None:
+        for text, kind in pieces:
+            self._stream.append(text, STYLES.get(kind))
+        if len(self._stream) > STREAM_TAIL:
+            self._stream = self._stream[-STREAM_TAIL:]
+        self.body.update(self._stream)
+        self.scroll_end(animate=False)
+
+    def show_diff(self, old: str, new: str) -> None:
+        self.mode = "diff"
+        self.old, self.new = old, new
+        self.hunks = hunks(old, new)
+        self.chosen = set(range(len(self.hunks)))
+        self.cursor = 0
+        self._render_diff()
+
+    @property
+    def picked_text(self) -> str:
+        return merge(self.old, self.hunks, self.chosen)
+
+    def _render_diff(self) -> None:
+        if not self.hunks:
+            self.body.update(
+                Text("The answer is the same as the text: nothing to change (r to close).", "dim")
+            )
+            return
+        parts = [
+            Text(
+                f"{len(self.hunks)} change(s), {len(self.chosen)} picked · space toggles · enter applies"
+                " the picked · a accepts all · r rejects · e edits the instruction",
+                "dim",
+            )
+        ]
+        for i, h in enumerate(self.hunks):
+            mark = "[x]" if i in self.chosen else "[ ]"
+            head = Text(f"{'>' if i == self.cursor else ' '} {mark} line {h.old_start + 1}", "bold")
+            lines = Text()
+            for line in h.old:
+                lines.append("- " + line.rstrip("\n") + "\n", "red")
+            for line in h.new:
+                lines.append("+ " + line.rstrip("\n") + "\n", "green")
+            parts += [head, lines]
+        self.body.update(Group(*parts))
+
+    # --- diff actions --------------------------------------------------------------------
+
+    def action_toggle(self) -> None:
+        if self.mode == "diff" and self.hunks:
+            self.chosen ^= {self.cursor}
+            self._render_diff()
+
+    def action_next_hunk(self) -> None:
+        if self.mode == "diff" and self.hunks:
+            self.cursor = min(self.cursor + 1, len(self.hunks) - 1)
+            self._render_diff()
+        else:
+            self.scroll_down()
+
+    def action_previous_hunk(self) -> None:
+        if self.mode == "diff" and self.hunks:
+            self.cursor = max(self.cursor - 1, 0)
+            self._render_diff()
+        else:
+            self.scroll_up()
+
+    def action_accept_all(self) -> None:
+        if self.mode == "diff":
+            self.post_message(self.Decided(self.new))
+
+    def action_apply(self) -> None:
+        if self.mode == "diff":
+            self.post_message(self.Decided(self.picked_text))
+
+    def action_reject(self) -> None:
+        if self.mode == "diff":
+            self.post_message(self.Decided(None))
+
+    def action_retry(self) -> None:
+        if self.mode == "diff":
+            self.post_message(self.Decided(None, retry=True))
+
+
+def figures(
+    stats: Stats | None, tokens: int, elapsed: float, ttft: list[tuple[int, float, int]], model: str
+) -> Text:
+    """The live panel: model, tok/s, accepted / rejected, passes, speedup, elapsed, and the
+    time to first token of each turn (with how many prompt tokens came from the cache)."""
+    t = Text()
+    t.append(f"{model}\n", "bold")
+    rate = tokens / elapsed if elapsed > 0 else 0.0
+    t.append(f"{tokens} tokens  {rate:.1f} tok/s\n")
+    if stats is not None:
+        t.append(f"accepted {stats.accepted_prediction_tokens}", STYLES["predicted"])
+        t.append(f" / rejected {stats.rejected_prediction_tokens}\n")
+        t.append(f"{stats.forward_passes} forward passes\n")
+        t.append(f"speedup {stats.speedup:.2f}x\n" if stats.speedup else "speedup -\n")
+    t.append(f"elapsed {elapsed:.1f}s\n")
+    for turn, seconds, reused in ttft[-4:]:
+        t.append(f"turn {turn}: first token {seconds:.2f}s", "bold" if turn == len(ttft) else "")
+        t.append(f" ({reused} cached)\n", "dim")
+    return t
+
+
+def history_line(n: int, result: TurnResult, verdict: str) -> Text:
+    s = result.stats
+    speed = f", {s.speedup:.1f}x" if s.speedup else ""
+    line = Text(f"{n}. {verdict} ", "bold")
+    line.append(result.instruction)
+    line.append(f"  ({s.completion_tokens} tok, first {result.first_token_seconds:.2f}s{speed})", "dim")
+    return line

@@ -1,0 +1,234 @@
+"""The interactive session driven through Textual's Pilot on the reference backend: a full
+session (instruction -> streamed answer -> diff -> accept -> second turn drafted from the
+first answer, its prompt prefix from the cache -> save), hunk picking, cancel, undo/redo,
+quit with unsaved work, help, theme, 80x24 and large terminals; and snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from pedit.backends.reference import ReferenceBackend
+from pedit.events import Stats
+from pedit.jobs import EngineOptions
+from pedit.sampling import Sampling
+from pedit.session import Session, TurnResult
+from pedit.tui.app import PeditApp
+from pedit.tui.messages import TurnDone
+from pedit.tui.screens import HelpScreen, QuitScreen
+
+TEXT = (
+    "The quick brown fox jumps over the lazy dog.\n"
+    "It was the best of times, it was the worst of times.\n"
+    "And so it goes, and so it went.\n"
+    "One more line here.\n"
+)
+# The reference model copies its context under greedy decoding; sampling (seed 1) makes it
+# change a line, so the answer differs from the file.
+EDITING = EngineOptions(max_tokens=200, sampling=Sampling(temperature=1.0, seed=1), speculate="fixed")
+
+
+def make_app(tmp_path: Path, options: EngineOptions = EDITING, text: str = TEXT, **kw) -> PeditApp:
+    path = tmp_path / "notes.txt"
+    path.write_text(text)
+    return PeditApp(
+        path, load=lambda spec: (ReferenceBackend(**kw), None), model="reference", options=options
+    )
+
+
+async def until(pilot, condition, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("timed out waiting for the app")
+
+
+async def ready(pilot, app: PeditApp) -> None:
+    await until(pilot, lambda: app.session is not None and not app.instruction.disabled)
+
+
+async def ask(pilot, app: PeditApp, instruction: str) -> TurnResult:
+    app.instruction.focus()
+    app.instruction.value = instruction
+    await pilot.press("enter")
+    await until(pilot, lambda: app.document.mode == "diff")
+    return app.session.pending
+
+
+def figures_text(app: PeditApp) -> str:
+    return str(app.query_one("#figures").render())
+
+
+async def test_three_turns_accept_draft_from_the_previous_answer_and_save(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        t1 = await ask(pilot, app, "Fix the grammar.")
+        assert t1.answer != TEXT and t1.before == TEXT
+        assert app.document.hunks  # the diff shows the changes
+        await pilot.press("a")
+        assert app.session.text == t1.answer and "[modified]" in app.title
+        t2 = await ask(pilot, app, "Make it shorter.")
+        # the second turn: its draft was the accepted answer, its prompt prefix came from the cache
+        assert t2.before == t1.answer
+        assert t2.stats.accepted_by_drafter.get("predicted", 0) > 0
+        assert t2.reused_tokens >= t1.prompt_tokens
+        assert t2.prompt_tokens - t2.reused_tokens < t1.prompt_tokens
+        await pilot.press("a")
+        t3 = await ask(pilot, app, "Once more.")
+        assert t3.reused_tokens >= t2.prompt_tokens
+        await pilot.press("a")
+        shown = figures_text(app)
+        assert "turn 1: first token" in shown and "turn 2: first token" in shown and "turn 3" in shown
+        await pilot.press("ctrl+s")
+        # written with the file's conventions (here: it ends with a newline)
+        assert app.session.text == t3.answer
+        assert (tmp_path / "notes.txt").read_text() == app.source.render(t3.answer)
+        assert "[modified]" not in app.title
+        history = "\n".join(str(line.text) for line in app.query_one("#history").lines)
+        assert "Fix the grammar." in history and "Once more." in history
+
+
+async def test_pick_hunks_then_undo_redo(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        doc = app.document
+        await ask(pilot, app, "Fix it.")
+        old, new = (
+            TEXT,
+            "The quick brown fox jumps over the lazy cat.\n" + TEXT.split("\n", 1)[1] + "Added.\n",
+        )
+        app.session.pending = type(app.session.pending)(**{**vars(app.session.pending), "answer": new})
+        doc.show_diff(old, new)  # two hunks: line 1 changed, a line added
+        assert len(doc.hunks) == 2 and doc.chosen == {0, 1}
+        await pilot.press("space")  # un-pick the first hunk
+        await pilot.press("enter")  # apply the picked ones
+        assert app.session.text == TEXT + "Added.\n"
+        await pilot.press("ctrl+z")
+        assert app.session.text == TEXT
+        await pilot.press("ctrl+y")
+        assert app.session.text == TEXT + "Added.\n"
+
+
+async def test_reject_and_retry_keeps_the_text(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await ask(pilot, app, "Fix it.")
+        await pilot.press("e")  # reject, and the instruction comes back to edit
+        assert app.session.text == TEXT and app.session.pending is None
+        assert app.instruction.value == "Fix it." and app.focused is app.instruction
+        await ask(pilot, app, "Fix it, please.")
+        await pilot.press("r")
+        assert app.session.text == TEXT and app.document.mode == "file"
+
+
+class SlowReference(ReferenceBackend):
+    """The reference model at the pace of a real one (10 ms a forward pass)."""
+
+    def eval(self, tokens, *, n_logits=1):
+        time.sleep(0.01)
+        return super().eval(tokens, n_logits=n_logits)
+
+
+async def test_cancel_a_running_generation_without_leaving(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text(TEXT * 40)  # a long answer: the greedy reference model copies the file
+    app = PeditApp(
+        path, load=lambda spec: (SlowReference(), None), model="slow", options=EngineOptions(speculate="off")
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        app.instruction.value = "Copy it."
+        app.instruction.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.document._stream) > 20)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.running)
+        assert app.session.pending is None and app.session.text == TEXT * 40
+        assert app.is_running and "cancelled" in app.sub_title
+        t = await ask(pilot, app, "Copy it.")  # the app and the backend still work, exactly
+        fresh = Session(ReferenceBackend(), TEXT * 40, "notes.txt", options=EngineOptions(speculate="off"))
+        list(fresh.run("Copy it."))
+        assert t.answer == fresh.pending.answer and t.reused_tokens > 0
+
+
+async def test_quit_asks_only_with_unsaved_accepted_work(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await ask(pilot, app, "Fix it.")
+        await pilot.press("a")
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, QuitScreen)
+        await pilot.press("escape")  # stay
+        assert app.is_running and not isinstance(app.screen, QuitScreen)
+        await pilot.press("ctrl+q")
+        await pilot.click("#save")
+        await pilot.pause()
+    assert (tmp_path / "notes.txt").read_text() == app.source.render(app.session.text) != TEXT
+    assert app.return_code == 0
+
+    clean = make_app(tmp_path / ".." / tmp_path.name)
+    async with clean.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, clean)
+        await pilot.press("ctrl+q")  # nothing unsaved: quits at once
+        await pilot.pause()
+    assert clean.return_code == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_help_theme_and_sizes(tmp_path, size):
+    app = make_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        dark = app.current_theme.dark
+        await pilot.press("ctrl+t")
+        assert app.current_theme.dark != dark
+        await ask(pilot, app, "Fix it.")
+        assert app.document.region.width > 30 and app.query_one("#figures").region.height > 3
+
+
+async def test_a_file_that_cannot_be_opened_is_refused_before_the_app_starts(tmp_path):
+    from pedit.errors import UsageError
+
+    with pytest.raises(UsageError, match="no such file"):
+        PeditApp(tmp_path / "missing.md", load=lambda spec: (ReferenceBackend(), None), model="reference")
+
+
+# --- snapshots (pytest-textual-snapshot) --------------------------------------------------
+
+FIXED = Stats(412, 96, 14, 0.31, 1.18, "fence", 84, 6, {"predicted": 80, "lookup": 4}, 0.041, 3.34)
+
+
+def test_snapshot_main_screen(snap_compare, tmp_path):
+    app = make_app(tmp_path)
+
+    async def loaded(pilot):
+        await ready(pilot, app)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
+
+
+def test_snapshot_finished_turn(snap_compare, tmp_path):
+    app = make_app(tmp_path)
+    answer = TEXT.replace("lazy dog", "sleepy dog").replace("One more line here.\n", "")
+
+    async def finished(pilot):
+        await ready(pilot, app)
+        # a finished turn with fixed figures (timings vary from run to run)
+        result = TurnResult("Fix the grammar.", TEXT, answer, FIXED, 0.35, 0, 412)
+        app.session.pending = result
+        app.post_message(TurnDone(result))
+        await until(pilot, lambda: app.document.mode == "diff")
+        await asyncio.sleep(0)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=finished)
