@@ -206,5 +206,10 @@ class Session:
 
     def switch_backend(self, backend: Backend, cost: CostModel | None = None) -> None:
         """Another model: nothing of the old cache can be reused."""
-        self.backend, self._cached = backend, []
+        self.backend = backend
+        self.forget_cache()
         self.options = replace(self.options, cost=cost)
+
+    def forget_cache(self) -> None:
+        """The backend was used for something else: the next turn prefills from scratch."""
+        self._cached = []
