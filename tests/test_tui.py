@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.events import Stats
@@ -18,7 +19,7 @@ from pedit.sampling import Sampling
 from pedit.session import Session, TurnResult
 from pedit.tui.app import PeditApp
 from pedit.tui.messages import TurnDone
-from pedit.tui.screens import HelpScreen, QuitScreen
+from pedit.tui.screens import HelpScreen, ModelScreen, QuitScreen
 
 TEXT = (
     "The quick brown fox jumps over the lazy dog.\n"
@@ -156,6 +157,39 @@ async def test_cancel_a_running_generation_without_leaving(tmp_path):
         fresh = Session(ReferenceBackend(), TEXT * 40, "notes.txt", options=EngineOptions(speculate="off"))
         list(fresh.run("Copy it."))
         assert t.answer == fresh.pending.answer and t.reused_tokens > 0
+
+
+async def test_switch_model_keeps_the_text_and_starts_a_fresh_cache(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text(TEXT)
+    loaded = []
+
+    def load(spec):
+        if spec == "broken":
+            raise ValueError("no such model: broken")
+        loaded.append(spec)
+        return ReferenceBackend(seed=len(loaded)), None
+
+    app = PeditApp(path, load=load, model="first", options=EDITING)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        t1 = await ask(pilot, app, "Fix it.")
+        await pilot.press("a")
+        first_backend = app.session.backend
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, ModelScreen)
+        app.screen.query_one(Input).value = "broken"
+        await pilot.press("enter")
+        await until(pilot, lambda: "broken" in app.sub_title)
+        assert app.session.backend is first_backend and app.model == "first"  # still usable
+        await pilot.press("ctrl+o")
+        app.screen.query_one(Input).value = "second"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.model == "second" and not app.instruction.disabled)
+        assert app.session.backend is not first_backend and app.session.text == t1.answer
+        t2 = await ask(pilot, app, "Again.")
+        assert t2.reused_tokens == 0 and t2.before == t1.answer  # another model: nothing cached
+    assert loaded == ["first", "second"]
 
 
 async def test_quit_asks_only_with_unsaved_accepted_work(tmp_path):
