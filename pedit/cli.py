@@ -261,6 +261,7 @@ def edit(files, instruction, **options):
 def _register_subcommands():
     from .bench_cmd import bench_command
     from .config_cmd import config_command, templates_command
+    from .hook_cmd import hook_group
     from .models_cmd import models_group
     from .tui_cmd import tui_command
 
@@ -269,6 +270,7 @@ def _register_subcommands():
     cli.add_command(config_command)
     cli.add_command(bench_command)
     cli.add_command(tui_command)
+    cli.add_command(hook_group)
 
 
 _register_subcommands()

@@ -128,8 +128,14 @@ def check_writable(path: Path) -> None:
 def write(source: Source, text: str) -> None:
     """Atomically replace the file with `text` in the source's encoding and conventions."""
     assert source.path is not None
-    data = source.encode(text)
-    target = source.path.resolve()  # through a symlink to the file it points at
+    write_bytes(source.path, source.encode(text))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomically replace the file at `path` (through a symlink) with `data`, keeping its mode:
+    a temporary file beside it, fsync, rename; the temporary file removed on any failure."""
+    source_path = path
+    target = path.resolve()  # through a symlink to the file it points at
     mode = stat.S_IMODE(target.stat().st_mode)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".pedit")
     tmp = Path(tmp_name)
@@ -143,7 +149,7 @@ def write(source: Source, text: str) -> None:
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            raise UsageError(f"{source.path}: cannot write ({exc.strerror}); the file is unchanged") from exc
+            raise UsageError(f"{source_path}: cannot write ({exc.strerror}); the file is unchanged") from exc
         raise
     _fsync_dir(target.parent)
 

@@ -12,10 +12,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ..events import Stats
+from ..hunks import Hunk, hunks, merge
 from ..live import STYLES
 from ..prompt import language
 from ..session import TurnResult
-from .hunks import Hunk, hunks, merge
 
 STREAM_TAIL = 20_000  # characters of streamed text kept on screen (the rest is in the answer)
 

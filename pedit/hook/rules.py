@@ -1,0 +1,147 @@
+"""What the hook does to which files: `[tool.pedit.hook]` in pyproject.toml, or `[hook]` in
+a `.pedit.toml` at the top of the repository (it wins), e.g.
+
+    [tool.pedit.hook]
+    mode = "fix"          # fix: rewrite the staged files; check: never write, fail with a diff
+    restage = false       # fix: false = leave the fixes unstaged and fail the commit so you
+                          #   review them (pre-commit's convention); true = stage them, commit
+    budget = 300          # seconds for the whole commit
+    on_budget = "pass"    # past the budget: "pass" lets the commit go on (fail open),
+                          #   "fail" stops it (fail closed)
+    max_bytes = 100000    # larger files are skipped with a message
+
+    [[tool.pedit.hook.rules]]
+    files = ["*.md", "docs/**/*.md"]
+    command = "fix"
+
+    [[tool.pedit.hook.rules]]
+    files = ["src/**/*.py"]
+    command = "edit"
+    instruction = "Replace print calls with logging calls"
+
+A file takes the first rule whose glob matches its path (relative to the repository; a
+pattern without "/" matches the file name in any folder, "**/" any number of folders).
+Model and backend come from the usual settings (`pedit config`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from ..errors import UsageError
+
+MODES = ("fix", "check")
+ON_BUDGET = ("pass", "fail")
+COMMANDS = ("fix", "refactor", "edit")
+DEFAULT_FILES = ("*.md", "*.markdown", "*.rst", "*.txt")
+
+
+@dataclass(frozen=True)
+class Rule:
+    files: tuple[str, ...] = DEFAULT_FILES
+    command: str = "fix"
+    instruction: str | None = None  # refactor / edit
+    system: str | None = None
+
+    def matches(self, path: str) -> bool:
+        return any(_match(path, pattern) for pattern in self.files)
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    rules: tuple[Rule, ...] = (Rule(),)
+    mode: str = "fix"
+    restage: bool = False
+    budget: float = 300.0
+    on_budget: str = "pass"
+    max_bytes: int = 100_000
+    temperature: float = 0.0
+    seed: int = 0
+    source: str = "defaults"
+
+    def rule_for(self, path: str) -> Rule | None:
+        return next((r for r in self.rules if r.matches(path)), None)
+
+
+def _match(path: str, pattern: str) -> bool:
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+    candidates = {pattern, pattern.replace("**/", "")}
+    return any(fnmatch.fnmatchcase(path, p) for p in candidates)
+
+
+def load(repo: Path) -> HookConfig:
+    dotfile = repo / ".pedit.toml"
+    pyproject = repo / "pyproject.toml"
+    if dotfile.is_file():
+        return parse(_read(dotfile).get("hook", {}), f"{dotfile} [hook]")
+    if pyproject.is_file():
+        table = _read(pyproject).get("tool", {}).get("pedit", {}).get("hook")
+        if table is not None:
+            return parse(table, f"{pyproject} [tool.pedit.hook]")
+    return HookConfig()
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+
+
+def parse(table: dict, where: str) -> HookConfig:
+    known = {f.name for f in fields(HookConfig)} - {"source"}
+    unknown = set(table) - known
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    values = {k: v for k, v in table.items() if k != "rules"}
+    _choice(values, "mode", MODES, where)
+    _choice(values, "on_budget", ON_BUDGET, where)
+    for key, typ in (("restage", bool), ("budget", (int, float)), ("max_bytes", int), ("seed", int)):
+        if key in values and not isinstance(values[key], typ):
+            raise UsageError(f"{where}: {key} has the wrong type")
+    rules = tuple(_rule(r, f"{where} rules[{i}]") for i, r in enumerate(table.get("rules", [{}])))
+    return HookConfig(rules=rules, source=where, **values)
+
+
+def _rule(table: dict, where: str) -> Rule:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: a rule is a table")
+    unknown = set(table) - {f.name for f in fields(Rule)}
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    files = table.get("files", DEFAULT_FILES)
+    if isinstance(files, str):
+        files = [files]
+    _choice(table, "command", COMMANDS, where)
+    command = table.get("command", "fix")
+    if command != "fix" and not table.get("instruction"):
+        raise UsageError(f"{where}: command {command!r} needs an instruction")
+    return Rule(tuple(files), command, table.get("instruction"), table.get("system"))
+
+
+def _choice(table: dict, key: str, allowed: tuple[str, ...], where: str) -> None:
+    if key in table and table[key] not in allowed:
+        raise UsageError(f"{where}: {key} must be one of {', '.join(allowed)}")
+
+
+def with_overrides(config: HookConfig, **given) -> HookConfig:
+    """Command-line options (the pre-commit hook's args) over the file's settings; a
+    --command makes one rule for every file the hook is given."""
+    from dataclasses import replace
+
+    command = given.pop("command", None)
+    instruction = given.pop("instruction", None)
+    config = replace(config, **{k: v for k, v in given.items() if v is not None})
+    if command:
+        if command != "fix" and not instruction:
+            raise UsageError(f"--command {command} needs --instruction")
+        config = replace(config, rules=(Rule(("*",), command, instruction),), source="command line")
+    return config
+
+
+__all__ = ["HookConfig", "Rule", "load", "parse", "with_overrides"]

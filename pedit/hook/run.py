@@ -1,0 +1,315 @@
+"""`pedit hook run`: rewrite the staged files of a commit, safely and within a time budget.
+
+Two ways in:
+  native (`pedit hook install`; no FILES): the files come from the index, their content is
+      the *staged* blob, never the working tree. A fix is staged (restage = true) or left
+      for review (false), and merged into the working tree with `git merge-file`, so a
+      partially staged file keeps its unstaged part.
+  pre-commit framework (FILES given): pre-commit has already stashed unstaged changes, so
+      the files on disk are the staged content; fixes are written to them (pre-commit
+      then fails the commit for review, its convention).
+
+Per file: the first matching rule; binary, symlinks and files over max_bytes are skipped
+with a line; the result cache first (no model load when every file is cached); otherwise
+the model (loaded once, on first need) rewrites only the blocks with staged changes when
+the file is in HEAD and the changes are a small part of it, else the whole file.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import fileio, models
+from ..chunking import blocks
+from ..errors import ExitCode, ModelError, PeditError, UsageError
+from ..events import Event, Finished, Stats
+from ..hunks import hunks
+from ..render import unified_diff
+from ..sampling import Sampling
+from . import git
+from .cache import ResultCache
+from .rules import HookConfig, Rule
+
+WHOLE_FILE_SHARE = 0.5  # rewrite the whole file when the changed blocks are more than this
+
+
+class OverBudget(Exception):
+    pass
+
+
+@dataclass
+class Outcome:
+    lines: list[str] = field(default_factory=list)
+    failed: bool = False  # the commit should stop
+    code: int = 0
+
+    def say(self, line: str, failed: bool = False) -> None:
+        self.lines.append(line)
+        self.failed |= failed
+
+
+class Rewriter:
+    """The model, loaded on first use, and the rewrite of one text under the deadline."""
+
+    def __init__(self, settings, config: HookConfig, deadline: float, notify: Callable[[str], None]):
+        self.settings, self.config, self.deadline, self.notify = settings, config, deadline, notify
+        self._backend = None
+        self._cost = None
+
+    @property
+    def model(self) -> str:
+        return str(self.settings.get("model"))
+
+    @property
+    def backend_name(self) -> str:
+        return str(self.settings.get("backend"))
+
+    def _load(self):
+        if self._backend is None:
+            from ..session import measure_cost
+
+            self.notify(f"pedit: loading {self.model} ({self.backend_name} backend)")
+            s = self.settings
+            try:
+                self._backend = models.load(
+                    self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads")
+                )
+            except PeditError as exc:  # an unknown model is a setup problem too: exit 3
+                raise ModelError(exc.message) from exc
+            if s.get("speculate") != "off":
+                self._cost = measure_cost(self._backend)
+        return self._backend
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+    def _render(self, events: Iterator[Event], label: str) -> Finished:
+        finished = None
+        for event in events:
+            if isinstance(event, Finished):
+                finished = event
+            elif time.monotonic() > self.deadline:
+                events.close()
+                raise OverBudget(label)
+        assert finished is not None
+        return finished
+
+    def rewrite(
+        self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
+    ) -> tuple[str, list[Stats]]:
+        from ..jobs import EngineOptions, Job
+        from ..templates import templates
+
+        backend = self._load()
+        c, s = self.config, self.settings
+        sampling = Sampling(temperature=c.temperature, seed=c.seed)
+        options = EngineOptions(
+            None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost
+        )
+        template = templates(s.templates)[rule.command]
+        job = Job(backend, template, rule.instruction, options, rule.system)
+        spans = changed_spans(text, changed)
+        if spans is None:
+            out = job.rewrite(text, name, self._render)
+            return out.text, out.stats
+        pieces, stats, at = [], [], 0
+        lines_before = 0
+        for start, end in spans:
+            pieces.append(text[at:start])
+            lines_before += text.count("\n", at, start)
+            part = text[start:end]
+            first, last = lines_before + 1, lines_before + max(1, part.count("\n"))
+            req = job.request(part, name, f"lines {first}-{last}")
+            fin = job.run_one(req, "rewrite", self._render, f"{name} lines {first}-{last}")
+            pieces.append(_keep_newlines(fin.text, part))
+            stats.append(fin.stats)
+            lines_before += part.count("\n")
+            at = end
+        pieces.append(text[at:])
+        return "".join(pieces), stats
+
+
+def _keep_newlines(answer: str, piece: str) -> str:
+    want = len(piece) - len(piece.rstrip("\n"))
+    return answer.rstrip("\n") + "\n" * want
+
+
+def changed_spans(text: str, changed: list[git.Lines] | None) -> list[tuple[int, int]] | None:
+    """Character spans of the natural blocks (chunking.blocks) holding a staged change,
+    adjacent ones joined; None when the whole file should be rewritten (a new file, or
+    changes in more than WHOLE_FILE_SHARE of it)."""
+    if changed is None:
+        return None
+    spans, line, offset = [], 0, 0
+    for block in blocks(text):
+        n = block.count("\n") or 1
+        hit = any(
+            (r.start < line + n and r.start + r.count > line) if r.count else (line <= r.start <= line + n)
+            for r in changed
+        )
+        if hit:
+            if spans and spans[-1][1] == offset:
+                spans[-1] = (spans[-1][0], offset + len(block))
+            else:
+                spans.append((offset, offset + len(block)))
+        line += block.count("\n")
+        offset += len(block)
+    if sum(e - s for s, e in spans) > WHOLE_FILE_SHARE * len(text):
+        return None
+    return spans
+
+
+def run_hook(
+    repo: Path,
+    config: HookConfig,
+    settings,
+    files: list[str] | None = None,
+    *,
+    cache_dir: Path | None = None,
+    notify: Callable[[str], None] = lambda _: None,
+) -> Outcome:
+    """The hook over the staged files (files=None) or the given ones (pre-commit)."""
+    start = time.monotonic()
+    rewriter = Rewriter(settings, config, start + config.budget, notify)
+    cache = ResultCache(cache_dir or models.cache_root() / "hook")
+    out = Outcome()
+    native = files is None
+    paths = git.staged_paths(repo) if native else [_relative(repo, f) for f in files]
+    over = False
+    try:
+        for path in paths:
+            rule = config.rule_for(path)
+            if rule is None:
+                continue
+            if over:
+                out.say(
+                    f"skipped {path}: over the time budget ({config.budget:.0f} s)",
+                    config.on_budget == "fail",
+                )
+                continue
+            try:
+                _one(repo, path, rule, config, rewriter, cache, out, native)
+            except OverBudget:
+                over = True
+                out.say(
+                    f"skipped {path}: over the time budget ({config.budget:.0f} s); unchanged",
+                    config.on_budget == "fail",
+                )
+            except ModelError as exc:
+                out.say(f"pedit: {exc.message} (SKIP=pedit git commit ... commits without the hook)", True)
+                out.code = ExitCode.MODEL
+                break
+            except PeditError as exc:
+                out.say(f"error {path}: {exc.message}; unchanged", True)
+    finally:
+        rewriter.close()
+    if over and config.on_budget == "pass":
+        out.lines.append('pedit: the time budget ran out; the commit goes on (on_budget = "pass")')
+    if out.failed and not out.code:
+        out.code = ExitCode.CHANGED
+    return out
+
+
+def _relative(repo: Path, file: str) -> str:
+    path = Path(file)
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        return absolute.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError as exc:
+        raise UsageError(f"{file}: not inside the repository {repo}") from exc
+
+
+def _one(repo, path, rule, config, rewriter, cache, out: Outcome, native: bool) -> None:
+    worktree = repo / path
+    if native:
+        if git.index_mode(repo, path) == "120000":
+            return  # a symlink: its blob is the link, not text to fix
+        data = git.staged_blob(repo, path)
+    else:
+        if worktree.is_symlink() or not worktree.is_file():
+            return
+        data = worktree.read_bytes()
+    if len(data) > config.max_bytes:
+        out.say(f"skipped {path}: {len(data)} bytes, over max_bytes ({config.max_bytes})")
+        return
+    try:
+        source = fileio.decode(data, path, worktree)
+    except UsageError:
+        out.say(f"skipped {path}: not text")
+        return
+    keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name)  # noqa: E731
+    new = cache.get(keyed(source.text))
+    stats: list[Stats] = []
+    if new is None:
+        on_disk = worktree.read_bytes() if worktree.is_file() else None
+        changed = (
+            git.changed_lines(repo, path) if (native or on_disk == _staged_or_none(repo, path)) else None
+        )
+        new, stats = rewriter.rewrite(source.text, path, rule, changed)
+        cache.put(keyed(source.text), new)
+        cache.put(keyed(new), new)
+    if new == source.text:
+        out.say(f"ok {path}: no changes{' (cached)' if not stats else ''}")
+        return
+    n = len(hunks(source.text, new))
+    figures = _figures(stats)
+    if config.mode == "check":
+        out.say(f"would fix {path}: {n} change(s){figures}", True)
+        out.lines += [line.rstrip("\n") for line in unified_diff(source.text, new, path)]
+        return
+    new_bytes = source.encode(new)
+    if not native:  # pre-commit: the file on disk is the staged content
+        fileio.write_bytes(worktree, new_bytes)
+        out.say(f"fixed {path}: {n} change(s){figures}", True)
+        return
+    _apply_native(repo, path, data, new_bytes, config, out, f"{n} change(s){figures}")
+
+
+def _staged_or_none(repo: Path, path: str) -> bytes | None:
+    try:
+        return git.staged_blob(repo, path)
+    except UsageError:
+        return None
+
+
+def _apply_native(repo, path, staged: bytes, new: bytes, config: HookConfig, out: Outcome, what: str) -> None:
+    worktree = repo / path
+    current = worktree.read_bytes() if worktree.is_file() and not worktree.is_symlink() else None
+    if current == staged or current is None:
+        merged = new if current is not None else None
+    else:  # partially staged: the fix joins the unstaged changes
+        with tempfile.TemporaryDirectory() as tmp:
+            merged = git.merge(current, staged, new, Path(tmp))
+        if merged is None:
+            if config.restage:
+                git.set_staged(repo, path, new)
+                out.say(f"fixed {path}: {what}; staged only: the fix overlaps your unstaged changes,"
+                        " which are left as they were")  # fmt: skip
+            else:
+                out.say(f"not fixed {path}: the fix overlaps unstaged changes; stash them (git stash -k)"
+                        " and commit again", True)  # fmt: skip
+            return
+    if config.restage:
+        git.set_staged(repo, path, new)
+    if merged is not None:
+        fileio.write_bytes(worktree, merged)
+    if config.restage:
+        out.say(f"fixed {path}: {what} (staged)")
+    else:
+        out.say(f"fixed {path}: {what}; review and `git add` it, then commit again", True)
+
+
+def _figures(stats: list[Stats]) -> str:
+    if not stats:
+        return " (cached)"
+    tokens = sum(s.completion_tokens for s in stats)
+    seconds = sum(s.prefill_seconds + s.decode_seconds for s in stats)
+    plain = sum((s.plain_step_seconds or 0) * s.completion_tokens for s in stats)
+    decode = sum(s.decode_seconds for s in stats)
+    speed = f", {plain / decode:.1f}x" if plain and decode else ""
+    return f", {tokens} tokens in {seconds:.1f}s{speed}"

@@ -1,0 +1,247 @@
+"""The pre-commit hook in real temporary git repositories, with real `git commit`s: native
+install / uninstall / chaining, fix (staged or left for review) and check modes, a
+partially staged file, the result cache, skipped files, the time budget, SKIP; and the
+pre-commit framework itself running the shipped .pre-commit-hooks.yaml.
+
+The model here is the reference backend: it copies its input (greedy), so these tests
+cover everything but a real change; tests/test_hook_real.py makes real changes with the
+default model (fix, review, check with a diff, a partially staged file).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pedit.hook import git as hgit
+from pedit.hook.rules import HookConfig, Rule, load, parse, with_overrides
+from pedit.hook.run import changed_spans
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PEDIT = [sys.executable, "-m", "pedit"]
+
+PYPROJECT = """\
+[tool.pedit]
+backend = "reference"
+
+[tool.pedit.hook]
+{extra}
+[[tool.pedit.hook.rules]]
+files = ["*.md"]
+"""
+
+PARAGRAPHS = [
+    "# Notes\n",
+    "The quick brown fox jumps over the lazy dog.\nIt was the best of times, it was the worst of times.\n",
+    "And so it goes, and so it went.\nOne more line here.\n",
+    "A third paragraph, far from the others.\nIt has two lines.\n",
+    "The last paragraph of the file.\n",
+]
+NOTES = "\n".join(PARAGRAPHS)
+
+
+def sh(*args, cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if check and result.returncode != 0:
+        raise AssertionError(f"{args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def make_repo(path: Path, extra: str = "", pyproject: str = PYPROJECT) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    sh("git", "init", "-q", "-b", "main", cwd=path)
+    for key, value in (("user.name", "Test"), ("user.email", "t@example.com"), ("commit.gpgsign", "false")):
+        sh("git", "config", key, value, cwd=path)
+    (path / "pyproject.toml").write_text(pyproject.format(extra=extra))
+    sh("git", "add", "pyproject.toml", cwd=path)
+    sh("git", "commit", "-q", "-m", "config", "--no-verify", cwd=path)
+    return path
+
+
+def install(repo: Path) -> None:
+    sh(*PEDIT, "hook", "install", cwd=repo)
+
+
+def commit(repo: Path, message: str = "change", env: dict | None = None) -> subprocess.CompletedProcess:
+    """A real `git commit` (the hook's output arrives on git's stderr)."""
+    return sh("git", "commit", "-m", message, cwd=repo, check=False, env=env)
+
+
+def staged(repo: Path, path: str) -> str:
+    return sh("git", "show", f":{path}", cwd=repo).stdout
+
+
+def committed(repo: Path, path: str) -> str:
+    return sh("git", "show", f"HEAD:{path}", cwd=repo).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+# --- rules and spans (no git commit) ---------------------------------------------------------
+
+
+def test_rules_from_config_files(tmp_path):
+    repo = make_repo(tmp_path / "r", extra='mode = "check"\nbudget = 10\n')
+    config = load(repo)
+    assert config.mode == "check" and config.budget == 10 and config.rules[0].files == ("*.md",)
+    (repo / ".pedit.toml").write_text('[hook]\nrestage = true\n[[hook.rules]]\nfiles = ["docs/**/*.md"]\n')
+    config = load(repo)  # .pedit.toml wins
+    assert config.restage and config.rule_for("docs/a.md") and config.rule_for("docs/x/y/a.md")
+    assert config.rule_for("README.md") is None
+    assert Rule().matches("deep/down/notes.txt")
+    with pytest.raises(Exception, match="unknown key"):
+        parse({"mdoe": "fix"}, "here")
+    with pytest.raises(Exception, match="needs an instruction"):
+        parse({"rules": [{"command": "edit"}]}, "here")
+    with pytest.raises(Exception, match="mode must be one of"):
+        parse({"mode": "rewrite"}, "here")
+    over = with_overrides(HookConfig(), command="edit", instruction="Use British spelling", mode="check")
+    assert over.mode == "check" and over.rule_for("x.py").instruction == "Use British spelling"
+
+
+def test_only_the_blocks_with_changes_are_rewritten():
+    lines = NOTES.count("\n")
+    assert changed_spans(NOTES, None) is None  # a new file: all of it
+    third = NOTES.index("A third")
+    line = NOTES[:third].count("\n")
+    spans = changed_spans(NOTES, [hgit.Lines(line + 1, 1)])
+    assert spans == [(third, third + len(PARAGRAPHS[3]) + 1)]
+    assert changed_spans(NOTES, [hgit.Lines(0, lines)]) is None  # most of the file: all of it
+    assert changed_spans(NOTES, []) == []
+
+
+# --- native hook ----------------------------------------------------------------------------
+
+
+def test_install_chains_to_an_existing_hook_and_uninstall_restores_it(repo):
+    hooks = repo / ".git" / "hooks"
+    old = "#!/bin/sh\necho legacy ran > legacy-ran\n"
+    (hooks / "pre-commit").write_text(old)
+    (hooks / "pre-commit").chmod(0o755)
+    out = sh(*PEDIT, "hook", "install", cwd=repo).stdout
+    assert "pre-commit.legacy" in out and (hooks / "pre-commit.legacy").read_text() == old
+    (repo / "plain.txt").write_text("not selected by the rules\n")
+    sh("git", "add", "plain.txt", cwd=repo)
+    assert commit(repo).returncode == 0
+    assert (repo / "legacy-ran").exists()  # the previous hook ran first
+    sh(*PEDIT, "hook", "install", cwd=repo)  # again: replaces itself, keeps the legacy hook
+    assert (hooks / "pre-commit.legacy").read_text() == old
+    sh(*PEDIT, "hook", "uninstall", cwd=repo)
+    assert (hooks / "pre-commit").read_text() == old and not (hooks / "pre-commit.legacy").exists()
+    again = sh(*PEDIT, "hook", "uninstall", cwd=repo, check=False)
+    assert again.returncode == 2 and "not installed by pedit" in again.stderr
+
+
+def test_install_refuses_core_hookspath_unless_told_where(repo):
+    sh("git", "config", "core.hooksPath", ".githooks", cwd=repo)
+    result = sh(*PEDIT, "hook", "install", cwd=repo, check=False)
+    assert result.returncode == 2 and "core.hooksPath" in result.stderr
+    assert not (repo / ".githooks").exists()
+    sh(*PEDIT, "hook", "install", "--hooks-dir", ".githooks", cwd=repo)
+    assert "pedit-hook" in (repo / ".githooks" / "pre-commit").read_text()
+    sh(*PEDIT, "hook", "uninstall", "--hooks-dir", ".githooks", cwd=repo)
+    assert not (repo / ".githooks" / "pre-commit").exists()
+
+
+def test_cache_hit_on_an_unchanged_file(tmp_path):
+    cache = tmp_path / "shared-cache"
+    env = {"XDG_CACHE_HOME": str(cache)}
+    results = []
+    for name in ("a", "b"):  # two repositories, the same file: the second is a cache hit
+        repo = make_repo(tmp_path / name, extra="restage = true\n")
+        install(repo)
+        (repo / "notes.md").write_text(NOTES)
+        sh("git", "add", "notes.md", cwd=repo)
+        results.append((commit(repo, env=env), repo))
+    (first, a), (second, b) = results
+    assert first.returncode == second.returncode == 0
+    assert "loading" in first.stderr and "loading" not in second.stderr
+    assert "(cached)" in second.stderr and committed(a, "notes.md") == committed(b, "notes.md")
+
+
+def test_files_it_cannot_handle_are_skipped_and_never_touched(tmp_path):
+    repo = make_repo(tmp_path / "r", extra="max_bytes = 2000\n")
+    install(repo)
+    (repo / "binary.md").write_bytes(b"\x00\x01\x02 not text")
+    (repo / "big.md").write_text("word " * 1000)
+    sh("git", "add", "binary.md", "big.md", cwd=repo)
+    result = commit(repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "skipped binary.md: not text" in result.stderr and "skipped big.md" in result.stderr
+    assert (repo / "binary.md").read_bytes() == b"\x00\x01\x02 not text"
+    assert committed(repo, "big.md") == "word " * 1000
+
+
+@pytest.mark.parametrize("on_budget, code", [("pass", 0), ("fail", 1)])
+def test_time_budget_fails_open_or_closed(tmp_path, on_budget, code):
+    repo = make_repo(tmp_path / "r", extra=f'budget = 0\non_budget = "{on_budget}"\n')
+    install(repo)
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    result = commit(repo)
+    assert result.returncode == code and "over the time budget" in result.stderr
+    assert (repo / "notes.md").read_text() == NOTES == staged(repo, "notes.md")
+
+
+def test_skip_and_no_verify(repo):
+    install(repo)
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    result = commit(repo, env={"SKIP": "pedit"})
+    assert result.returncode == 0 and "skipped (SKIP=pedit)" in result.stderr
+    assert committed(repo, "notes.md") == NOTES
+
+
+def test_model_missing_stops_the_commit_with_a_clear_line(repo):
+    (repo / "pyproject.toml").write_text(
+        PYPROJECT.format(extra="").replace('backend = "reference"', 'model = "/nowhere/model.gguf"')
+    )
+    install(repo)
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", "pyproject.toml", cwd=repo)
+    result = commit(repo)  # git reports any failing hook as 1
+    assert result.returncode == 1 and "SKIP=pedit" in result.stderr
+    assert (repo / "notes.md").read_text() == NOTES
+    direct = sh(*PEDIT, "hook", "run", cwd=repo, check=False)
+    assert direct.returncode == 3  # the hook's own exit code: model missing
+
+
+# --- the pre-commit framework ------------------------------------------------------------------
+
+
+def test_pre_commit_framework_runs_the_shipped_hook(tmp_path):
+    pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+    assert pre_commit, "pre-commit is a test dependency"
+    hooks_repo = tmp_path / "pedit-hooks"  # the shipped .pre-commit-hooks.yaml, as a hook repository
+    hooks_repo.mkdir()
+    shutil.copy(REPO_ROOT / ".pre-commit-hooks.yaml", hooks_repo / ".pre-commit-hooks.yaml")
+    sh("git", "init", "-q", "-b", "main", cwd=hooks_repo)
+    sh("git", "add", ".", cwd=hooks_repo)
+    sh("git", "-c", "user.name=T", "-c", "user.email=t@e.com", "commit", "-q", "-m", "hooks", cwd=hooks_repo)
+    rev = sh("git", "rev-parse", "HEAD", cwd=hooks_repo).stdout.strip()
+    repo = make_repo(tmp_path / "project")
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hooks_repo}\n  rev: {rev}\n  hooks:\n  - id: pedit-fix-system\n"
+        "  - id: pedit-system\n    args: [--mode, check]\n    files: \\.md$\n"
+    )
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", ".pre-commit-config.yaml", cwd=repo)
+    env = {
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    first = sh(pre_commit, "run", "--verbose", "--files", "notes.md", cwd=repo, check=False, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "pedit fix (installed pedit)" in first.stdout and "Passed" in first.stdout
+    assert "ok notes.md: no changes" in first.stdout  # the hook's own line (pre-commit --verbose)
+    second = sh(pre_commit, "run", "--verbose", "--files", "notes.md", cwd=repo, check=False, env=env)
+    assert second.returncode == 0 and "ok notes.md: no changes (cached)" in second.stdout
+    assert (repo / "notes.md").read_text() == NOTES
