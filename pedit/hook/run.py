@@ -72,7 +72,8 @@ class Rewriter:
         if self._backend is None:
             from ..session import measure_cost
 
-            self.notify(f"pedit: loading {self.model} ({self.backend_name} backend)")
+            kind = "" if self.backend_name == "auto" else f" ({self.backend_name})"
+            self.notify(f"pedit: loading {self.model}{kind}")
             s = self.settings
             try:
                 self._backend = models.load(
