@@ -57,8 +57,6 @@ def tui_command(file: Path, **options):
     from .sampling import Sampling
     from .tui.app import PeditApp
 
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
     try:
         sampling = Sampling(options["temperature"], options["top_k"], options["top_p"], options["seed"])
     except ValueError as exc:

@@ -266,3 +266,18 @@ def test_snapshot_finished_turn(snap_compare, tmp_path):
         await asyncio.sleep(0)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=finished)
+
+
+def test_pedit_file_opens_the_session_which_needs_a_terminal(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from pedit.cli import cli
+
+    (tmp_path / "notes.md").write_text(TEXT)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["notes.md"])  # a file and no command: the session
+    assert result.exit_code == 2 and "needs a terminal" in result.output
+    result = CliRunner().invoke(cli, ["tui", "missing.md"])
+    assert result.exit_code == 2
+    result = CliRunner().invoke(cli, ["no-such-command"])
+    assert result.exit_code == 2 and "No such command" in result.output
