@@ -74,5 +74,7 @@ def tui_command(file: Path, **options):
         options=engine,
         system=options["system"],
         force=options["force"],
-    )
+    )  # reads FILE: a missing, binary or read-only file is refused here
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
     sys.exit(app.run() or 0)

@@ -278,6 +278,6 @@ def test_pedit_file_opens_the_session_which_needs_a_terminal(tmp_path, monkeypat
     result = CliRunner().invoke(cli, ["notes.md"])  # a file and no command: the session
     assert result.exit_code == 2 and "needs a terminal" in result.output
     result = CliRunner().invoke(cli, ["tui", "missing.md"])
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and "missing.md: no such file" in result.output
     result = CliRunner().invoke(cli, ["no-such-command"])
     assert result.exit_code == 2 and "No such command" in result.output
