@@ -34,6 +34,17 @@ def measure_cost(backend: Backend) -> CostModel:
     return costmodel.cached(backend, costmodel.identity(backend), models.cache_root() / "costs")
 
 
+def model_loader(backend: str, n_ctx: int, threads: int | None, speculate: str):
+    """load(model spec) -> (backend, cost model or None), as `pedit edit` loads them but
+    silently (the app shows its own status); the cost model from the user cache."""
+
+    def load(spec: str):
+        loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads)
+        return loaded, None if speculate == "off" else measure_cost(loaded)
+
+    return load
+
+
 class SessionError(Exception):
     """A turn that cannot run (the file does not fit in the context, a turn already pending)."""
 

@@ -28,19 +28,6 @@ session_options = _options(
 )
 
 
-def make_loader(backend: str, n_ctx: int, threads: int | None, speculate: str):
-    """load(model spec) -> (backend, cost model or None), as `pedit edit` loads them (silently:
-    the app shows its own status); the cost model from the user cache after the first time."""
-    from . import models
-    from .session import measure_cost
-
-    def load(spec: str):
-        loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads)
-        return loaded, None if speculate == "off" else measure_cost(loaded)
-
-    return load
-
-
 @click.command("tui")
 @click.argument("file", type=click.Path(path_type=Path))
 @model_options
@@ -55,6 +42,7 @@ def tui_command(file: Path, **options):
     from . import config
     from .jobs import EngineOptions
     from .sampling import Sampling
+    from .session import model_loader
     from .tui.app import PeditApp
 
     try:
@@ -65,7 +53,7 @@ def tui_command(file: Path, **options):
     settings = config.resolve({k: options[k] for k in keys})
     speculate = settings.get("speculate")
 
-    load = make_loader(settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate)
+    load = model_loader(settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate)
     engine = EngineOptions(None, sampling, speculate, draft_max=settings.get("draft_max"))
     app = PeditApp(
         file,

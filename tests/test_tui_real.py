@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pedit.jobs import EngineOptions
+from pedit.session import model_loader
 from pedit.tui.app import PeditApp
-from pedit.tui_cmd import make_loader
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ async def until(pilot, condition, timeout: float) -> None:
 async def test_three_turns_with_the_default_model(default_model_env, tmp_path):
     path = tmp_path / "notes.md"
     path.write_text(NOTES)
-    load = make_loader("llama.cpp", 4096, None, "auto")
+    load = model_loader("llama.cpp", 4096, None, "auto")
     app = PeditApp(path, load=load, model="qwen2.5-coder-0.5b", options=EngineOptions(max_tokens=300))
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.session is not None and not app.instruction.disabled, 600)
