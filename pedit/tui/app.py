@@ -170,7 +170,8 @@ class PeditApp(App[int]):
         text = event.value.strip()
         if not text or self.session is None or self.running:
             return
-        if self.session.pending is not None:
+        if self.session.pending is not None:  # a new instruction instead of a verdict: rejected
+            self._log(self.session.pending, "rejected")
             self.session.reject()
         self.last_instruction = text
         self.instruction.value = ""
@@ -351,5 +352,7 @@ class PeditApp(App[int]):
         self.exit(0)
 
     def on_unmount(self) -> None:
-        if self.session is not None:
+        # a generation still running (cancelled, between two passes) owns the backend until
+        # it returns; the process exit frees it then
+        if self.session is not None and not self.running:
             self.session.backend.close()
