@@ -143,3 +143,21 @@ def test_repeats_zero_needs_seeds():
 def test_unknown_task_is_a_usage_error():
     result = CliRunner().invoke(cli, ["bench", "--tasks", "no-such-task", "--backends", "reference"])
     assert result.exit_code == 2 and "no task matches" in result.output
+
+
+def test_a_disturbed_baseline_is_flagged_and_left_out_of_the_goals():
+    from pedit.bench.report import disturbed_tasks, goals
+    from pedit.bench.run import BackendResult, Run
+    from pedit.costmodel import CostModel
+
+    cost = CostModel((1, 2, 4), (0.02, 0.03, 0.04))  # limit 4 * 0.02 / 0.04 = 2x
+    runs = []
+    for i in range(5):
+        slow = i == 4  # the machine was busy while the last task's baseline ran
+        plain_s, fast_s = (10.0 if slow else 4.0), 2.5
+        runs += [Run(f"t{i}", "x", "plain", 0, 100, 101, 0, 0, 0.1, plain_s, True),
+                 Run(f"t{i}", "x", "pedit", 0, 100, 30, 80, 5, 0.1, fast_s, True)]  # fmt: skip
+    result = BackendResult("x", "m", {}, cost, runs)
+    assert set(disturbed_tasks(result)) == {"t4"}
+    (share, *_rest) = goals(result, {f"t{i}": "prose" for i in range(5)})
+    assert share[1] == "median 1.60x of 2.00x = 80% (4 tasks; 1 with a disturbed baseline left out)"
