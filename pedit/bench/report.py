@@ -219,20 +219,30 @@ def disturbed_tasks(result: BackendResult, below: float = 0.7) -> dict[str, floa
 
 
 def merge(datas: list[dict]) -> dict:
-    """Several saved runs (e.g. one per backend) as one report. A run with only the sampling
-    check (--repeats 0 --seeds N) joins the result of the same backend and model."""
+    """Several saved runs as one report, in order: results of another backend or model are
+    added; for the same backend and model, a run with only the sampling check (--repeats 0
+    --seeds N) joins the earlier result, and a timed run of some tasks (--tasks) replaces
+    those tasks' runs in it (a re-run: every ratio is still against plain decoding of the
+    same process; the limit stays the earlier run's)."""
     if len(datas) == 1:
         return datas[0]
     out = dict(datas[0])
     results: list[dict] = []
-    for r in (r for d in datas for r in d["results"]):
-        home = next((h for h in results if (h["backend"], h["model"]) == (r["backend"], r["model"])), None)
-        if home is not None and not (home["runs"] and r["runs"]):
-            if not home["runs"]:
+    for d in datas:
+        for r in d["results"]:
+            home = next(
+                (h for h in results if (h["backend"], h["model"]) == (r["backend"], r["model"])), None
+            )
+            if home is None:
+                results.append({**r, "runs": list(r["runs"]), "sampled": list(r.get("sampled", []))})
+                continue
+            if r["runs"] and not home["runs"]:
                 home.update({k: r[k] for k in ("runs", "cost", "limit", "versions")})
+            elif r["runs"]:
+                again = {x["task"] for x in r["runs"]}
+                home["runs"] = [x for x in home["runs"] if x["task"] not in again] + list(r["runs"])
+                home.setdefault("rerun", []).append({"tasks": sorted(again), "started": d["started"]})
             home["sampled"] = [*home.get("sampled", []), *r.get("sampled", [])]
-        else:
-            results.append(dict(r))
     out["results"] = results
     out["command"] = " and ".join(dict.fromkeys(d["command"] for d in datas))
     out["started"] = ", ".join(dict.fromkeys(d["started"] for d in datas))
@@ -383,6 +393,8 @@ def markdown(data: dict, chart: str | None) -> str:
             name = f"{task} (disturbed)" if task in disturbed else task
             head = f"| {name} | {p.output_tokens} | {p.forward_passes}, {p.tokens_per_second:.1f} | "
             out.append(head + " | ".join(cols) + " |")
+        for again in d.get("rerun", []):
+            out.append(f"\nRe-run in a later process ({again['started']}): {', '.join(again['tasks'])}.")
         out.append("")
         if result.sampled:
             out += sampling_section(result)
