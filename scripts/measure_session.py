@@ -7,8 +7,9 @@ The session of `pedit FILE`, without the screen: pedit.session.Session on exampl
 three instructions, each answer accepted and the draft of the next turn. Per turn: prompt
 tokens, how many came from the backend's cache (the conversation so far), prefill seconds,
 time to first token, decode speedup, draft tokens accepted. The baseline, measured in the
-same run: the same turn's prompt prefilled from an empty cache (what a session that did not
-keep its cache would pay). Medians over --repeats sessions.
+same run: the same turn's prompt prefilled from an empty cache, on a second instance of
+the model (what a session that did not keep its cache would pay). Medians over --repeats
+sessions.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def first_token_without_cache(backend, req, options: EngineOptions) -> float:
 
 def measure(kind: str, repeats: int) -> list[dict]:
     backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)
+    cold_backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)  # the baseline's own cache
     options = EngineOptions(cost=measure_cost(backend))
     rows: list[list[dict]] = [[] for _ in TURNS]
     text = FILE.read_text()
@@ -65,8 +67,7 @@ def measure(kind: str, repeats: int) -> list[dict]:
             list(session.run(instruction))
             turn = session.pending
             session.accept()
-            cold = first_token_without_cache(backend, req, options)
-            session.forget_cache()  # the baseline used the backend: the next turn rebuilds the cache
+            cold = first_token_without_cache(cold_backend, req, options)
             s = turn.stats
             rows[i].append({
                 "prompt": turn.prompt_tokens, "reused": turn.reused_tokens, "prefill": s.prefill_seconds,
@@ -75,6 +76,7 @@ def measure(kind: str, repeats: int) -> list[dict]:
                 "predicted": s.accepted_by_drafter.get("predicted", 0),
             })  # fmt: skip
     backend.close()
+    cold_backend.close()
     return [{k: statistics.median(r[k] for r in turn) for k in turn[0]} for turn in rows]
 
 
