@@ -118,7 +118,7 @@ class Job:
         for i, piece in enumerate(parts, 1):
             part = f"part {i} of {len(parts)}" if len(parts) > 1 else ""
             fin = self.run_one(self.request(piece, name, part), "rewrite", render, f"{name} {part}".strip())
-            outs.append(_same_trailing_newlines(fin.text, piece) if len(parts) > 1 else fin.text)
+            outs.append(same_trailing_newlines(fin.text, piece) if len(parts) > 1 else fin.text)
             stats.append(fin.stats)
         return Outcome("".join(outs), stats)
 
@@ -140,7 +140,7 @@ class Job:
         return Outcome(final.text, stats + final.stats)
 
 
-def _same_trailing_newlines(answer: str, piece: str) -> str:
+def same_trailing_newlines(answer: str, piece: str) -> str:
     """A chunk's rewrite ends with as many newlines as the chunk did (the blank lines
     between chunks belong to the file, not to the model)."""
     want = len(piece) - len(piece.rstrip("\n"))

@@ -103,7 +103,7 @@ class Rewriter:
     def rewrite(
         self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
     ) -> tuple[str, list[Stats]]:
-        from ..jobs import EngineOptions, Job
+        from ..jobs import EngineOptions, Job, same_trailing_newlines
         from ..templates import templates
 
         backend = self._load()
@@ -127,17 +127,12 @@ class Rewriter:
             first, last = lines_before + 1, lines_before + max(1, part.count("\n"))
             req = job.request(part, name, f"lines {first}-{last}")
             fin = job.run_one(req, "rewrite", self._render, f"{name} lines {first}-{last}")
-            pieces.append(_keep_newlines(fin.text, part))
+            pieces.append(same_trailing_newlines(fin.text, part))
             stats.append(fin.stats)
             lines_before += part.count("\n")
             at = end
         pieces.append(text[at:])
         return "".join(pieces), stats
-
-
-def _keep_newlines(answer: str, piece: str) -> str:
-    want = len(piece) - len(piece.rstrip("\n"))
-    return answer.rstrip("\n") + "\n" * want
 
 
 def changed_spans(text: str, changed: list[git.Lines] | None) -> list[tuple[int, int]] | None:
