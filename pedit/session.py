@@ -58,7 +58,6 @@ class TurnResult:
     first_token_seconds: float  # from the start of the turn to its first token
     reused_tokens: int  # prompt tokens found in the backend's cache
     prompt_tokens: int
-    cancelled: bool = False
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ def test_starts_and_quits_cleanly_in_tmux(default_model_env, tmp_path):
 
     try:
         end = time.monotonic() + 600
-        while "model qwen2.5-coder-0.5b" not in screen():
+        wanted = ("model qwen2.5-coder-0.5b", "This are my notes", "Instruction", "^q Quit")
+        while not all(w in screen() for w in wanted):  # loaded, focus back on the instruction
             assert time.monotonic() < end and not done.exists(), screen()
             time.sleep(0.5)
         shown = screen()

@@ -189,7 +189,7 @@ class PeditApp(App[int]):
         assert session is not None
         t0 = time.perf_counter()
         batch: list[tuple[str, str]] = []
-        stats, tokens, first, last = None, 0, None, 0.0
+        stats, tokens, last = None, 0, 0.0
         try:
             for event in session.run(instruction, cancelled=lambda: worker.is_cancelled):
                 if isinstance(event, TokensAccepted):
@@ -200,13 +200,11 @@ class PeditApp(App[int]):
                     tokens += 1
                 elif isinstance(event, Progress):
                     stats = event.stats
-                if first is None and tokens:
-                    first = time.perf_counter() - t0
                 now = time.perf_counter()
                 if now - last >= BATCH_SECONDS:
-                    self.post_message(Streamed(batch, stats, tokens, now - t0, first))
+                    self.post_message(Streamed(batch, stats, tokens, now - t0))
                     batch, last = [], now
-            self.post_message(Streamed(batch, stats, tokens, time.perf_counter() - t0, first))
+            self.post_message(Streamed(batch, stats, tokens, time.perf_counter() - t0))
         except (SessionError, PeditError, Exception) as exc:
             self.post_message(TurnStopped(str(getattr(exc, "message", exc)), error=True))
             return

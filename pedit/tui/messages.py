@@ -20,7 +20,6 @@ class Streamed(Message):
     stats: Stats | None
     tokens: int
     elapsed: float
-    first_token_seconds: float | None
 
 
 @dataclass
