@@ -10,8 +10,11 @@ class ExitCode(IntEnum):
     CHANGED = 1  # --check: the file would change
     USAGE = 2  # bad arguments or bad input file
     MODEL = 3  # the model is missing, corrupt, cannot be downloaded or cannot be loaded
+    CONFLICT = 4  # the file changed on disk since pedit read it, or another pedit holds it
+    REFUSED = 5  # the answer is not a safe rewrite (incomplete, or a guard refused it)
     INTERNAL = 70  # a bug in pedit (EX_SOFTWARE); please report it
     INTERRUPTED = 130  # Ctrl-C
+    TERMINATED = 143  # SIGTERM (128 + 15)
 
 
 class PeditError(Exception):
@@ -30,3 +33,22 @@ class UsageError(PeditError):
 
 class ModelError(PeditError):
     exit_code = ExitCode.MODEL
+
+
+class ConflictError(PeditError):
+    """The file is not what pedit read (changed, replaced, relinked) or is being rewritten
+    by another pedit: nothing was written."""
+
+    exit_code = ExitCode.CONFLICT
+
+
+class RefusedError(PeditError):
+    """The model's answer is not written: it is not a whole rewrite (cut off, no closing
+    fence, empty) or a guard found it unsafe (see pedit/guard.py); `force` says whether
+    --force may override it."""
+
+    exit_code = ExitCode.REFUSED
+
+    def __init__(self, message: str, force: bool = False):
+        super().__init__(message)
+        self.forceable = force
