@@ -12,6 +12,7 @@ from .render import RichReporter
 
 STATE = {
     "ready": "[green]ready[/]",
+    "corrupt": "[red]corrupt[/] (see below)",
     "installed": "[yellow]installed[/] (assembled on first use)",
     "missing": "[red]not installed[/]",
 }
@@ -36,12 +37,18 @@ def list_models():
     table.add_column("state")
     table.add_column("size", no_wrap=True, justify="right")
     table.add_column("model")
+    reporter = RichReporter(Console(stderr=True, soft_wrap=True))  # re-hashing a changed file
+    repairs = []
     for m in models.REGISTRY.values():
         mark = " [bold](default)[/]" if m.name == default.value else ""
-        state = STATE[assemble.status(m, where)]
-        table.add_row(m.name + mark, state, f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}")
+        state = assemble.check(m, where, reporter)
+        if state.status == "corrupt":
+            repairs.append(f"{m.name} is corrupt ({state.problem}); {assemble.repair_hint(m)}")
+        table.add_row(m.name + mark, STATE[state.status], f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}")
     console = Console()
     console.print(table)
+    for line in repairs:
+        console.print(f"[red]{line}[/]", soft_wrap=True, highlight=False)
     console.print(f"default model: [bold]{default.value}[/] (from {default.source})", highlight=False)
     console.print(f"model cache: {where}", highlight=False)
     console.print(f"config file: {config.user_config_path()}", highlight=False)
@@ -67,10 +74,12 @@ def pull(name, backend):
     err = Console(stderr=True, soft_wrap=True)
     reporter = RichReporter(err)
     ref = models.parse_model(name)
-    # Already assembled: re-check the whole file, a cheap guard against later corruption.
-    ready = ref.kind == "bundled" and assemble.is_ready(ref.bundled, models.models_dir())
-    if ready and not assemble.verify(ref.bundled, models.models_dir(), reporter):
-        err.print(f"pedit: {name} was corrupted in the cache; assembling it again", highlight=False)
+    # Already assembled: re-hash the whole file whatever its record says (it also catches a
+    # change that kept the size and times); a file that does not match is assembled again.
+    where = models.models_dir()
+    present = ref.kind == "bundled" and assemble.target_path(ref.bundled, where).exists()
+    if present and not assemble.verify(ref.bundled, where, reporter):
+        err.print(f"pedit: {name} was corrupt in the cache; assembling it again", highlight=False)
     prepared = models.prepare(name, backend, reporter, install=True)
     click.echo(f"{name}: ready ({prepared.kind}) at {prepared.path}")
 

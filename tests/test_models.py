@@ -8,11 +8,16 @@ chunk packages.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from pedit import config, models
+from pedit.cli import cli
 from pedit.errors import ModelError, UsageError
 from pedit.models import assemble
 from pedit.models.registry import REGISTRY, BundledModel, Part, parse_model
@@ -128,6 +133,42 @@ def test_interrupted_assembly_leaves_nothing(fake_model, tmp_path):
     assert list(cache.iterdir()) == []
 
 
+def damage(path: Path, offset: int = 0) -> None:
+    """Flip four bytes in place, keeping the size, as a failing disk or a stray program
+    would. The mtime is moved on explicitly: two writes within one tick of the kernel's
+    coarse clock can share an mtime, and a test must not depend on that."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    for i in range(offset, offset + 4):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def vouch(path: Path, digest: str) -> None:
+    """Write the verification record for the file as it is now: a change the record
+    cannot see (the same size, mtime and ctime: bit rot on disk)."""
+    st = path.stat()
+    record = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "sha256": digest}
+    path.with_name(path.name + ".verified.json").write_text(json.dumps(record))
+
+
+class Counting:
+    """A Reporter that counts the full-file hashes (`verifying NAME` tasks)."""
+
+    def __init__(self):
+        self.tasks = []
+
+    @contextmanager
+    def task(self, description, total=None, unit="bytes"):
+        self.tasks.append(description)
+        yield lambda done: None
+
+    @property
+    def hashes(self) -> int:
+        return sum(d.startswith("verifying") for d in self.tasks)
+
+
 def test_verify_drops_a_corrupted_file(fake_model, tmp_path):
     cache = tmp_path / "cache"
     path = assemble.assemble(fake_model, cache)
@@ -135,9 +176,150 @@ def test_verify_drops_a_corrupted_file(fake_model, tmp_path):
     data = bytearray(path.read_bytes())
     data[100] ^= 0xFF
     path.write_bytes(bytes(data))
-    assert assemble.is_ready(fake_model, cache)  # same size: the cheap check cannot tell
-    assert not assemble.verify(fake_model, cache)
+    vouch(path, fake_model.sha256)
+    assert assemble.is_ready(fake_model, cache)  # the record vouches for it: the cheap check cannot tell
+    assert not assemble.verify(fake_model, cache)  # the full hash can
     assert not path.exists() and assemble.status(fake_model, cache) == "installed"
+
+
+def test_a_changed_file_is_rehashed_and_corruption_found(fake_model):
+    path = models.bundled_path(fake_model)  # assembled in the (isolated) user cache
+    cache = path.parent
+    damage(path, offset=100)
+    counting = Counting()
+    state = assemble.check(fake_model, cache, counting)
+    assert (state.status, state.problem, counting.hashes) == ("corrupt", "sha256 mismatch", 1)
+    with pytest.raises(ModelError) as caught:
+        models.bundled_path(fake_model)
+    assert caught.value.exit_code == 3
+    assert caught.value.message == (
+        f"model fake ({path}): corrupt (sha256 mismatch); repair it with `pedit models pull fake`"
+    )
+    assert path.exists()  # left for `pedit models pull` to replace: never silently rebuilt
+    path.write_bytes(b"GGUF truncated")
+    state = assemble.check(fake_model, cache, counting)
+    assert (state.status, state.problem) == ("corrupt", f"14 bytes, expected {fake_model.size:,}")
+    assert counting.hashes == 1  # the size alone tells
+
+
+def test_an_unchanged_file_is_not_rehashed(fake_model, tmp_path):
+    cache = tmp_path / "cache"
+    counting = Counting()
+    path = assemble.assemble(fake_model, cache, counting)  # hashed while written: no second pass
+    record = path.with_name(path.name + ".verified.json")
+    stamp = record.stat().st_mtime_ns
+    for _ in range(3):
+        assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert counting.hashes == 0 and record.stat().st_mtime_ns == stamp
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))  # touched, not changed
+    assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert counting.hashes == 1  # once for the new mtime, then the new record holds
+    for broken in ("{not json", "[]", json.dumps({"sha256": fake_model.sha256})):
+        record.write_text(broken)  # an unreadable record means "not verified"
+        assert assemble.check(fake_model, cache, counting).status == "ready"
+    record.unlink()
+    legacy = path.with_name(path.name + ".sha256")  # what pedit wrote before the record
+    legacy.write_text(f"{fake_model.sha256}  {path.name}\n")
+    assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert counting.hashes == 5 and json.loads(record.read_text())["sha256"] == fake_model.sha256
+    assert not legacy.exists()
+    assert leftovers(cache) == []  # the record is written through a temporary file
+
+
+def test_pull_repairs_a_corrupt_file_of_the_right_size(fake_model, tmp_path, monkeypatch):
+    """Both ways a cached file goes bad: changed (the record sees it) and bit rot (it
+    does not, but `pull` hashes the whole file anyway)."""
+    monkeypatch.setitem(REGISTRY, "fake", fake_model)
+    path = models.bundled_path(fake_model)
+    for vouched in (False, True):
+        damage(path, offset=10)
+        if vouched:
+            vouch(path, fake_model.sha256)
+        result = CliRunner().invoke(cli, ["models", "pull", "fake"])
+        assert result.exit_code == 0, result.output
+        assert "fake was corrupt in the cache; assembling it again" in result.stderr
+        assert path.read_bytes() == b"".join(CHUNKS) and assemble.status(fake_model, path.parent) == "ready"
+    result = CliRunner().invoke(cli, ["models", "pull", "fake"])
+    assert result.exit_code == 0 and "corrupt" not in result.stderr
+
+
+@pytest.fixture
+def tiny_bundled(tiny_gguf, tmp_path, monkeypatch) -> BundledModel:
+    """The tiny GGUF as a bundled model of two chunk packages, registered as `tiny`."""
+    data = tiny_gguf.read_bytes()
+    site, parts = tmp_path / "tiny-site", []
+    for i, chunk in enumerate((data[: len(data) // 2], data[len(data) // 2 :]), 1):
+        rel = f"pedit_tiny_part{i}/data/part{i:02d}.bin"
+        install_fake_dist(site, f"pedit-tiny-part{i}", "1.0.0", {rel: chunk})
+        parts.append(Part(f"pedit-tiny-part{i}", "1.0.0", rel))
+    monkeypatch.syspath_prepend(str(site))
+    model = BundledModel(
+        "tiny", "tiny", "tiny.gguf", len(data), hashlib.sha256(data).hexdigest(), tuple(parts), "-", "-", "-"
+    )
+    monkeypatch.setitem(REGISTRY, "tiny", model)
+    return model
+
+
+def pedit(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def row(listing: str, name: str) -> str:
+    return next(line for line in listing.splitlines() if line.strip("│ ").startswith(name + " "))
+
+
+def test_a_corrupt_bundled_model_exits_3_and_pull_repairs_it(tiny_bundled, tmp_path):
+    """The issue's case: a same-size corrupt cached model loaded as if fine (llama.cpp then
+    said "not a GGUF model it supports?") while `pedit models` said ready."""
+    essay = tmp_path / "x.md"
+    essay.write_text("Their is a typo.\n")
+    assert pedit("models", "pull", "tiny").exit_code == 0
+    listing = pedit("models")
+    assert "ready" in row(listing.output, "tiny") and "verifying" not in listing.stderr
+    path = models.models_dir() / "tiny.gguf"
+    good = path.read_bytes()
+    damage(path)  # the GGUF magic: llama.cpp would refuse it with its own words
+    result = pedit("fix", essay, "-m", "tiny", "--diff")
+    assert result.exit_code == 3
+    assert "pedit: verifying tiny.gguf: done" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: model tiny ({path}): corrupt (sha256 mismatch); "
+        "repair it with `pedit models pull tiny`"
+    )
+    listing = pedit("models")
+    assert listing.exit_code == 0 and "corrupt" in row(listing.output, "tiny")
+    assert "tiny is corrupt (sha256 mismatch); repair it with `pedit models pull tiny`" in listing.output
+    assert pedit("models", "pull", "tiny").exit_code == 0
+    assert path.read_bytes() == good and "ready" in row(pedit("models").output, "tiny")
+    models.load("tiny", "llama.cpp", n_ctx=256).close()
+    assert essay.read_text() == "Their is a typo.\n"
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("{tmp}/nonexistent.gguf", "model {tmp}/nonexistent.gguf: no such file or directory"),
+        ("models/nonexistent.gguf", "model models/nonexistent.gguf: no such file or directory"),
+        ("/nonexistent.gguf", "model /nonexistent.gguf: no such file or directory"),
+        ("{tmp}/random.gguf", "model {tmp}/random.gguf: not a GGUF file (no GGUF magic bytes)"),
+        ("{tmp}/magic.gguf", "cannot load {tmp}/magic.gguf: llama.cpp could not load"),
+        ("{tmp}", "model {tmp}: a directory without config.json is not a Hugging Face model"),
+        ("qwen2.5-coder-0.5", "unknown model 'qwen2.5-coder-0.5' (did you mean qwen2.5-coder-0.5b?): "
+         "not one of qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m (see `pedit models`)"),
+    ],
+)  # fmt: skip
+def test_a_missing_or_unloadable_model_argument_exits_3(tmp_path, monkeypatch, spec, message):
+    """docs/cli.md: 3 is "the model is missing, corrupt, cannot be downloaded, or cannot be
+    loaded"; the file being edited is another matter (2)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "random.gguf").write_bytes(os.urandom(4096))
+    (tmp_path / "magic.gguf").write_bytes(b"GGUF" + os.urandom(4096))
+    (tmp_path / "x.md").write_text("Their is a typo.\n")
+    result = pedit("fix", "x.md", "-m", spec.format(tmp=tmp_path), "--diff")
+    assert result.exit_code == 3, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("pedit: error: " + message.format(tmp=tmp_path))
+    assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"
 
 
 def test_install_parts_runs_pinned_no_deps_pip(fake_model):
@@ -177,11 +359,11 @@ def test_parse_model_kinds(tiny_gguf, tiny_hf, tmp_path):
     assert (hub.kind, hub.repo_id, hub.format) == ("hub", "Qwen/Qwen2.5-0.5B-Instruct-GGUF", "gguf")
     assert parse_model("Qwen/Qwen2.5-0.5B-Instruct").format == "hf"
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(UsageError, match="not a GGUF file"):
+    with pytest.raises(ModelError, match="not a GGUF file"):
         parse_model(str(tmp_path / "notes.txt"))
-    with pytest.raises(UsageError, match="without config.json"):
+    with pytest.raises(ModelError, match="without config.json"):
         parse_model(str(tmp_path))
-    with pytest.raises(UsageError, match="unknown model"):
+    with pytest.raises(ModelError, match="unknown model"):
         parse_model("no such model")
 
 

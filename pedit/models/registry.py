@@ -10,12 +10,13 @@ Provenance, licences and checksums are documented in docs/models.md.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import UsageError
+from ..errors import ModelError
 
 
 @dataclass(frozen=True)
@@ -109,24 +110,37 @@ class ModelRef:
 
 
 def parse_model(spec: str) -> ModelRef:
-    """Understand a model argument (see the module docstring). Raises UsageError."""
+    """Understand a model argument (see the module docstring). Raises ModelError (exit 3,
+    "the model is missing or cannot be loaded") for a path that does not exist or is not a
+    model, and for a name that is none of the three kinds."""
     if spec in REGISTRY:
         return ModelRef(spec, "bundled", bundled=REGISTRY[spec])
     path = Path(spec).expanduser()
     if path.is_file():
-        with open(path, "rb") as f:
-            if f.read(4) != b"GGUF":
-                raise UsageError(f"{spec}: not a GGUF file (no GGUF magic bytes)")
+        try:
+            with open(path, "rb") as f:
+                magic = f.read(4)
+        except OSError as exc:
+            raise ModelError(f"model {spec}: cannot read it ({exc.strerror})") from exc
+        if magic != b"GGUF":
+            raise ModelError(f"model {spec}: not a GGUF file (no GGUF magic bytes)")
         return ModelRef(spec, "gguf", path=path.resolve())
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise UsageError(f"{spec}: a directory without config.json is not a Hugging Face model")
+            raise ModelError(f"model {spec}: a directory without config.json is not a Hugging Face model")
         return ModelRef(spec, "hf-dir", path=path.resolve())
     match = _REPO_ID.match(spec)
-    if match and not spec.startswith((".", "/", "~")):
+    # a path, or `dir/model.gguf` (a repo's GGUF is written `owner/name:file.gguf`)
+    looks_like_a_file = spec.startswith((".", "/", "~")) or (
+        spec.lower().endswith(".gguf") and ":" not in spec
+    )
+    if match and not looks_like_a_file:
         return ModelRef(spec, "hub", repo_id=match["repo"], filename=match["file"])
-    names = ", ".join(REGISTRY)
-    raise UsageError(
-        f"unknown model {spec!r}: not one of {names}, not an existing file or directory, "
-        "and not a Hugging Face repo id (owner/name)"
+    if looks_like_a_file:
+        raise ModelError(f"model {spec}: no such file or directory")
+    close = difflib.get_close_matches(spec, REGISTRY, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ModelError(
+        f"unknown model {spec!r}{hint}: not one of {', '.join(REGISTRY)} (see `pedit models`), "
+        "not an existing file or directory, and not a Hugging Face repo id (owner/name)"
     )
