@@ -42,8 +42,8 @@ def run_command(
     """Rewrite the staged files the rules select (FILES: these files, as pre-commit passes them).
 
     Never prompts. One line per file; exit 0 when the commit may go on, 1 when it should
-    stop (changes to review, check failed, over budget with on_budget = "fail"), 2 bad
-    configuration, 3 model missing. SKIP=pedit skips it.
+    stop (changes to review, check failed, a fix it could not write safely, over budget
+    with on_budget = "fail"), 2 bad configuration, 3 model missing. SKIP=pedit skips it.
     """
     from . import config
     from .hook import git, rules

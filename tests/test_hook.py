@@ -14,13 +14,17 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
+from pedit import config, models
+from pedit.backends.reference import ReferenceBackend
 from pedit.hook import git as hgit
+from pedit.hook.cache import ResultCache
 from pedit.hook.rules import HookConfig, Rule, load, parse, with_overrides
-from pedit.hook.run import changed_spans
+from pedit.hook.run import changed_spans, run_hook
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -43,6 +47,7 @@ PARAGRAPHS = [
     "The last paragraph of the file.\n",
 ]
 NOTES = "\n".join(PARAGRAPHS)
+FIXED = NOTES.replace("The quick brown fox", "The quick, brown fox")  # a fix the model might make
 
 
 def sh(*args, cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -78,6 +83,16 @@ def staged(repo: Path, path: str) -> str:
 
 def committed(repo: Path, path: str) -> str:
     return sh("git", "show", f"HEAD:{path}", cwd=repo).stdout
+
+
+def seed_fix(repo: Path, path: str, text: str, fixed: str) -> None:
+    """Put `fixed` in the result cache as the model's answer for `text` (the reference model
+    copies its input, so a real change comes from here); commits run with this test's
+    XDG_CACHE_HOME (conftest.py) and the repository's settings, so they find it."""
+    hook_config, settings = load(repo), config.resolve({}, project=repo / "pyproject.toml")
+    cache = ResultCache(models.cache_root() / "hook")
+    rule = hook_config.rule_for(path)
+    cache.put(cache.key(text, rule, hook_config, str(settings.get("model")), "reference"), fixed)
 
 
 @pytest.fixture
@@ -212,6 +227,143 @@ def test_model_missing_stops_the_commit_with_a_clear_line(repo):
     assert (repo / "notes.md").read_text() == NOTES
     direct = sh(*PEDIT, "hook", "run", cwd=repo, check=False)
     assert direct.returncode == 3  # the hook's own exit code: model missing
+
+
+# --- never lose or damage a file ---------------------------------------------------------------
+
+
+def test_a_staged_submodule_is_skipped_not_read_as_a_blob(tmp_path):
+    repo = make_repo(tmp_path / "r", pyproject=PYPROJECT.replace('["*.md"]', '["*.md", "sub"]'))
+    install(repo)
+    for name in ("sub", "other"):  # nested repositories, staged as gitlinks (mode 160000)
+        make_repo(repo / name)
+        sh("git", "add", name, cwd=repo)
+    result = commit(repo)
+    assert result.returncode == 0, result.stderr
+    assert "skipped sub: a submodule" in result.stderr and "other" not in result.stderr  # no rule
+    assert sh("git", "ls-tree", "HEAD", "sub", cwd=repo).stdout.startswith("160000 commit")
+
+
+@pytest.mark.parametrize("restage", [True, False])
+@pytest.mark.parametrize("instead", ["deleted", "a symlink"])
+def test_a_staged_file_missing_from_the_working_tree_is_never_claimed_written(tmp_path, restage, instead):
+    repo = make_repo(tmp_path / "r", extra=f"restage = {str(restage).lower()}\n")
+    install(repo)
+    notes = repo / "notes.md"
+    notes.write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    notes.unlink()
+    if instead == "a symlink":
+        (repo / "elsewhere.txt").write_text("not the staged text\n")
+        notes.symlink_to("elsewhere.txt")
+    seed_fix(repo, "notes.md", NOTES, FIXED)
+    result = commit(repo)
+    where = f"notes.md is {instead} in the working tree"
+    if restage:  # the fix is in the commit; the working tree keeps its unstaged change
+        assert result.returncode == 0, result.stderr
+        assert f"fixed and staged notes.md: 1 change(s) (cached); {where}" in result.stderr
+        assert committed(repo, "notes.md") == FIXED
+    else:  # nowhere to put the fix for review: the user decides
+        assert result.returncode == 1
+        assert f"would fix notes.md: 1 change(s) (cached), but {where}; nothing written" in result.stderr
+        assert staged(repo, "notes.md") == NOTES
+    assert notes.is_symlink() if instead == "a symlink" else not os.path.lexists(notes)
+    if instead == "a symlink":
+        assert (repo / "elsewhere.txt").read_text() == "not the staged text\n"
+
+
+def test_a_pure_rename_is_unchanged_text(tmp_path):
+    repo = make_repo(tmp_path / "r", extra="restage = true\n")
+    install(repo)
+    (repo / "old.md").write_text(NOTES)
+    sh("git", "add", "old.md", cwd=repo)
+    sh("git", "commit", "-q", "-m", "old", "--no-verify", cwd=repo)
+    sh("git", "mv", "old.md", "new.md", cwd=repo)
+    seed_fix(repo, "new.md", NOTES, FIXED)  # what a rewrite of the whole text would give
+    result = commit(repo)
+    assert result.returncode == 0, result.stderr
+    assert "ok new.md: no changes (renamed from old.md, text as in HEAD)" in result.stderr
+    assert "loading" not in result.stderr and committed(repo, "new.md") == NOTES
+
+
+def test_a_renamed_file_counts_its_changes_from_the_old_path(tmp_path):
+    repo = make_repo(tmp_path / "r")
+    (repo / "old.md").write_text(NOTES)
+    sh("git", "add", "old.md", cwd=repo)
+    sh("git", "commit", "-q", "-m", "old", "--no-verify", cwd=repo)
+    sh("git", "mv", "old.md", "new.md", cwd=repo)
+    text = NOTES.replace("A third paragraph", "A 3rd paragraph")
+    (repo / "new.md").write_text(text)
+    sh("git", "add", "new.md", cwd=repo)
+    (entry,) = hgit.staged(repo)
+    assert (entry.path, entry.base) == ("new.md", "old.md")
+    third = text.index("A 3rd")
+    line = text[:third].count("\n")
+    assert hgit.changed_lines(repo, entry) == [hgit.Lines(line, 1)]
+    block = PARAGRAPHS[3].replace("third", "3rd") + "\n"  # only its paragraph is rewritten, not all
+    assert changed_spans(text, hgit.changed_lines(repo, entry)) == [(third, third + len(block))]
+
+
+def test_staged_conflict_markers_skip_the_file(repo):
+    install(repo)
+    text = NOTES + "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\n"
+    (repo / "notes.md").write_text(text)
+    sh("git", "add", "notes.md", cwd=repo)
+    seed_fix(repo, "notes.md", text, text.replace("ours", "Ours"))
+    result = commit(repo)
+    assert result.returncode == 0, result.stderr
+    assert "skipped notes.md: has merge conflict markers" in result.stderr
+    assert committed(repo, "notes.md") == (repo / "notes.md").read_text() == text
+    assert not hgit.has_conflict_markers("Title\n=======\n\nText.\n")  # a Markdown heading
+
+
+class EditedMeanwhile(ReferenceBackend):
+    """The reference model, which copies its input, with "q" written as "Q": a change, always
+    the same; on its first forward pass it waits while the test saves the file."""
+
+    def __init__(self, started: threading.Event, saved: threading.Event):
+        super().__init__()
+        self.started, self.saved = started, saved
+
+    def token_bytes(self, token):
+        return b"Q" if token == ord("q") else super().token_bytes(token)
+
+    def eval(self, tokens, *, n_logits=1):
+        self.started.set()
+        assert self.saved.wait(10)
+        return super().eval(tokens, n_logits=n_logits)
+
+
+@pytest.mark.parametrize("way", ["restage", "review", "pre-commit"])
+def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
+    repo = make_repo(tmp_path / "r")
+    notes = repo / "notes.md"
+    notes.write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    started, saved = threading.Event(), threading.Event()
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: EditedMeanwhile(started, saved))
+    edit = NOTES + "\nA line the user saved while pedit ran.\n"
+
+    def save_meanwhile():
+        started.wait(10)
+        notes.write_text(edit)
+        saved.set()
+
+    saver = threading.Thread(target=save_meanwhile)
+    saver.start()
+    hook_config = HookConfig(restage=way == "restage")
+    settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
+    files = [str(notes)] if way == "pre-commit" else None
+    out = run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache")
+    saver.join()
+    assert notes.read_text() == edit, out.lines  # the edit is kept, nothing written over it
+    (line,) = out.lines
+    if way == "restage":
+        assert line.startswith("fixed and staged notes.md") and "not written there" in line
+        assert staged(repo, "notes.md") == NOTES.replace("quick", "Quick") and out.code == 0
+    else:
+        assert line.startswith("not fixed notes.md: it changed") and "nothing written" in line
+        assert staged(repo, "notes.md") == NOTES and out.code == 1
 
 
 # --- the pre-commit framework ------------------------------------------------------------------

@@ -4,6 +4,10 @@ Staged content is read from the index (`git cat-file blob :PATH`), never from th
 tree; a fixed file goes back into the index as a new blob with the same mode
 (`git hash-object -w` + `git update-index --cacheinfo`), and into the working tree by a
 three-way merge (`git merge-file`), so unstaged changes survive.
+
+What is staged comes from `git diff --cached --raw -M`: each path with its index mode (a
+gitlink, mode 160000, is a submodule's commit, not a blob) and the path in HEAD its
+changes count from (the old path of a rename), so a renamed file is not a new one.
 """
 
 from __future__ import annotations
@@ -34,14 +38,43 @@ def root(cwd: Path) -> Path:
     return Path(result.stdout.decode().strip())
 
 
-def staged_paths(repo: Path) -> list[str]:
-    """Files added, copied, modified or renamed in the index (deleted ones have nothing to fix)."""
-    out = git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", cwd=repo).stdout
-    return [p for p in out.decode().split("\0") if p]
+GITLINK, SYMLINK = "160000", "120000"
+
+
+@dataclass(frozen=True)
+class Staged:
+    path: str
+    mode: str  # the index mode: 100644, 100755, 120000 (symlink), 160000 (gitlink: a submodule)
+    base: str | None  # its path in HEAD, the old one for a rename; None for a new file
+
+
+def staged(repo: Path) -> list[Staged]:
+    """Files added, copied, modified or renamed in the index (deleted ones have nothing to
+    fix); renames detected as `git diff -M` does (R100: the same text, moved)."""
+    out = git(
+        "diff", "--cached", "--raw", "-z", "-M", "--no-abbrev", "--diff-filter=ACMR", cwd=repo
+    ).stdout.decode()
+    fields = out.split("\0")
+    entries, i = [], 0
+    while i + 1 < len(fields) and fields[i].startswith(":"):
+        mode, status = fields[i].split(" ")[1], fields[i].split(" ")[4]
+        if status[0] in "RC":  # :old new sha sha R100 \0 old \0 new
+            old, path, i = fields[i + 1], fields[i + 2], i + 3
+        else:
+            old, path, i = fields[i + 1], fields[i + 1], i + 2
+        entries.append(Staged(path, mode, None if status[0] == "A" else old))
+    return entries
+
+
+def given(repo: Path, paths: list[str]) -> list[Staged]:
+    """pre-commit's FILES as entries: a staged one as staged (a rename keeps its old path),
+    any other counts from its own version in HEAD, if it has one (mode "": not read)."""
+    known = {entry.path: entry for entry in staged(repo)}
+    return [known.get(p) or Staged(p, "", p if in_head(repo, p) else None) for p in paths]
 
 
 def staged_blob(repo: Path, path: str) -> bytes:
-    return git("cat-file", "blob", f":{path}", cwd=repo).stdout
+    return git("cat-file", "blob", f":0:{path}", cwd=repo).stdout
 
 
 def index_mode(repo: Path, path: str) -> str:
@@ -68,17 +101,38 @@ class Lines:
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
-def changed_lines(repo: Path, path: str) -> list[Lines] | None:
-    """Where the staged text differs from HEAD (`git diff --cached -U0`); None when the file
-    is new (everything changed)."""
-    if not in_head(repo, path):
+def changed_lines(repo: Path, entry: Staged) -> list[Lines] | None:
+    """Where the staged text differs from its version in HEAD (`git diff -U0`, from the old
+    path for a rename: [] for a pure one); None when the file is new (everything changed)."""
+    if entry.base is None:
         return None
-    out = git("diff", "--cached", "-U0", "--no-color", "--no-ext-diff", "--", path, cwd=repo).stdout
+    out = git(
+        "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+        f"HEAD:{entry.base}", f":0:{entry.path}", cwd=repo,
+    ).stdout  # fmt: skip
     ranges = []
     for m in _HUNK.finditer(out):
         start, count = int(m.group(1)), int(m.group(2) or b"1")
         ranges.append(Lines(max(0, start - 1) if count else start, count))
     return ranges
+
+
+def has_conflict_markers(text: str) -> bool:
+    """A `<<<<<<< ` line, later a `=======` line, later a `>>>>>>> ` line: what a conflicted
+    merge leaves in a file (a lone `=======` is a Markdown heading's underline)."""
+    want = 0
+    for line in text.splitlines():
+        if want == 0 and _marker(line, "<"):
+            want = 1
+        elif want == 1 and line.rstrip() == "=======":
+            want = 2
+        elif want == 2 and _marker(line, ">"):
+            return True
+    return False
+
+
+def _marker(line: str, char: str) -> bool:
+    return line == char * 7 or line.startswith(char * 7 + " ")
 
 
 def merge(ours: bytes, base: bytes, theirs: bytes, tmp: Path) -> bytes | None:

@@ -9,15 +9,17 @@ Two ways in:
       the files on disk are the staged content; fixes are written to them (pre-commit
       then fails the commit for review, its convention).
 
-Per file: the first matching rule; binary, symlinks and files over max_bytes are skipped
-with a line; the result cache first (no model load when every file is cached); otherwise
-the model (loaded once, on first need) rewrites only the blocks with staged changes when
-the file is in HEAD and the changes are a small part of it, else the whole file.
+Per file: the first matching rule; submodules, binary files, files over max_bytes and
+files with merge conflict markers are skipped with a line (symlinks silently); a file whose
+text is as in HEAD (a pure rename, a mode change) is ok without a model; then the result
+cache (no model load when every file is cached); otherwise the model (loaded once, on first
+need) rewrites only the blocks with staged changes when the file is in HEAD (under its old
+name for a rename) and the changes are a small part of it, else the whole file. Writing
+back: worktree.py.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from ..events import Event, Finished, Stats
 from ..hunks import hunks
 from ..render import unified_diff
 from ..sampling import Sampling
-from . import git
+from . import git, worktree
 from .cache import ResultCache
 from .rules import HookConfig, Rule
 
@@ -175,10 +177,11 @@ def run_hook(
     cache = ResultCache(cache_dir or models.cache_root() / "hook")
     out = Outcome()
     native = files is None
-    paths = git.staged_paths(repo) if native else [_relative(repo, f) for f in files]
+    entries = git.staged(repo) if native else git.given(repo, [_relative(repo, f) for f in files])
     over = False
     try:
-        for path in paths:
+        for entry in entries:
+            path = entry.path
             rule = config.rule_for(path)
             if rule is None:
                 continue
@@ -189,7 +192,7 @@ def run_hook(
                 )
                 continue
             try:
-                _one(repo, path, rule, config, rewriter, cache, out, native)
+                _one(repo, entry, rule, config, rewriter, cache, out, native)
             except OverBudget:
                 over = True
                 out.say(
@@ -220,50 +223,63 @@ def _relative(repo: Path, file: str) -> str:
         raise UsageError(f"{file}: not inside the repository {repo}") from exc
 
 
-def _one(repo, path, rule, config, rewriter, cache, out: Outcome, native: bool) -> None:
-    worktree = repo / path
-    if native:
-        if git.index_mode(repo, path) == "120000":
-            return  # a symlink: its blob is the link, not text to fix
-        data = git.staged_blob(repo, path)
-    else:
-        if worktree.is_symlink() or not worktree.is_file():
-            return
-        data = worktree.read_bytes()
-    if len(data) > config.max_bytes:
-        out.say(f"skipped {path}: {len(data)} bytes, over max_bytes ({config.max_bytes})")
+def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, native: bool) -> None:
+    path, file = entry.path, repo / entry.path
+    read = _read(repo, entry, config, out, native)
+    if read is None:
         return
-    try:
-        source = fileio.decode(data, path, worktree)
-    except UsageError:
-        out.say(f"skipped {path}: not text")
+    data, source, snap = read
+    changed = git.changed_lines(repo, entry) if native or data == _staged_or_none(repo, path) else None
+    if changed == []:
+        moved = f"renamed from {entry.base}, " if entry.base != path else ""
+        out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
     if new is None:
-        on_disk = worktree.read_bytes() if worktree.is_file() else None
-        changed = (
-            git.changed_lines(repo, path) if (native or on_disk == _staged_or_none(repo, path)) else None
-        )
         new, stats = rewriter.rewrite(source.text, path, rule, changed)
         cache.put(keyed(source.text), new)
         cache.put(keyed(new), new)
     if new == source.text:
         out.say(f"ok {path}: no changes{' (cached)' if not stats else ''}")
         return
-    n = len(hunks(source.text, new))
-    figures = _figures(stats)
+    what = f"{len(hunks(source.text, new))} change(s){_figures(stats)}"
     if config.mode == "check":
-        out.say(f"would fix {path}: {n} change(s){figures}", True)
+        out.say(f"would fix {path}: {what}", True)
         out.lines += [line.rstrip("\n") for line in unified_diff(source.text, new, path)]
-        return
-    new_bytes = source.encode(new)
-    if not native:  # pre-commit: the file on disk is the staged content
-        fileio.write_bytes(worktree, new_bytes)
-        out.say(f"fixed {path}: {n} change(s){figures}", True)
-        return
-    _apply_native(repo, path, data, new_bytes, config, out, f"{n} change(s){figures}")
+    elif native:
+        worktree.apply_native(repo, path, data, source.encode(new), snap, config.restage, what, out.say)
+    else:  # pre-commit: the file on disk is the staged content
+        worktree.apply_file(file, path, source.encode(new), snap, what, out.say)
+
+
+def _read(repo, entry: git.Staged, config, out: Outcome, native: bool):
+    """(the bytes to fix, their text, the working-tree file as read now before any model
+    runs), or None for what is not a text to fix, after its `skipped` line (a symlink or,
+    with pre-commit, anything but a regular file: silently)."""
+    path, file = entry.path, repo / entry.path
+    if native and entry.mode == git.GITLINK:
+        out.say(f"skipped {path}: a submodule")
+        return None
+    if native and entry.mode == git.SYMLINK:
+        return None  # a symlink: its blob is the link, not text to fix
+    snap = worktree.snapshot(file)  # what a write must still find there (native: the merge's "ours")
+    if not native and snap.data is None:
+        return None  # pre-commit passes files, not symlinks or folders
+    data = git.staged_blob(repo, path) if native else snap.data
+    if len(data) > config.max_bytes:
+        out.say(f"skipped {path}: {len(data)} bytes, over max_bytes ({config.max_bytes})")
+        return None
+    try:
+        source = fileio.decode(data, path, file)
+    except UsageError:
+        out.say(f"skipped {path}: not text")
+        return None
+    if git.has_conflict_markers(source.text):
+        out.say(f"skipped {path}: has merge conflict markers")
+        return None
+    return data, source, snap
 
 
 def _staged_or_none(repo: Path, path: str) -> bytes | None:
@@ -271,33 +287,6 @@ def _staged_or_none(repo: Path, path: str) -> bytes | None:
         return git.staged_blob(repo, path)
     except UsageError:
         return None
-
-
-def _apply_native(repo, path, staged: bytes, new: bytes, config: HookConfig, out: Outcome, what: str) -> None:
-    worktree = repo / path
-    current = worktree.read_bytes() if worktree.is_file() and not worktree.is_symlink() else None
-    if current == staged or current is None:
-        merged = new if current is not None else None
-    else:  # partially staged: the fix joins the unstaged changes
-        with tempfile.TemporaryDirectory() as tmp:
-            merged = git.merge(current, staged, new, Path(tmp))
-        if merged is None:
-            if config.restage:
-                git.set_staged(repo, path, new)
-                out.say(f"fixed {path}: {what}; staged only: the fix overlaps your unstaged changes,"
-                        " which are left as they were")  # fmt: skip
-            else:
-                out.say(f"not fixed {path}: the fix overlaps unstaged changes; stash them (git stash -k)"
-                        " and commit again", True)  # fmt: skip
-            return
-    if config.restage:
-        git.set_staged(repo, path, new)
-    if merged is not None:
-        fileio.write_bytes(worktree, merged)
-    if config.restage:
-        out.say(f"fixed {path}: {what} (staged)")
-    else:
-        out.say(f"fixed {path}: {what}; review and `git add` it, then commit again", True)
 
 
 def _figures(stats: list[Stats]) -> str:
