@@ -7,6 +7,7 @@ bad input, 3 model missing/corrupt/unloadable, 70 internal error, 130 interrupte
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import ExitCode, PeditError, UsageError
+from .errors import ExitCode, PeditError, Terminated, UsageError
 
 
 class PeditGroup(click.Group):
@@ -37,6 +38,8 @@ class PeditGroup(click.Group):
             _fail(ctx, f"{exc}; the file is too long for this context window (try --n-ctx)", ExitCode.USAGE)
         except BackendError as exc:
             _fail(ctx, str(exc), ExitCode.MODEL)
+        except Terminated:
+            _fail(ctx, "terminated; the file being rewritten was not written", ExitCode.TERMINATED)
         except KeyboardInterrupt:
             _fail(ctx, "interrupted; the file being rewritten was not written", ExitCode.INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
@@ -276,7 +279,12 @@ def _register_subcommands():
 _register_subcommands()
 
 
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main():
+    signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C, exit 143
     cli(prog_name="pedit")
 
 

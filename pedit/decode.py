@@ -92,6 +92,8 @@ class Emitter:
         tail = self._stream.flush()
         if self._until is not None:
             tail = self._until.feed(tail) + self._until.close()
+            if self._until.closed:  # closed by its last line (held until the end)
+                self.stop = "fence"
         self._pieces.append(tail)
         return "".join(self._pieces)
 

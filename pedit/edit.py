@@ -75,7 +75,7 @@ def edit_events(
         drafters = [d for d in drafters if d != "predicted"] or ["lookup", "ngram"]
     else:
         prompt = build_prompt(backend, req)
-        until = FenceStream(prompt.fence)
+        until = FenceStream(prompt.fence, req.text)
     room = max(1, backend.n_ctx - len(prompt.tokens))
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())

@@ -52,3 +52,8 @@ class RefusedError(PeditError):
     def __init__(self, message: str, force: bool = False):
         super().__init__(message)
         self.forceable = force
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python next runs (cli.main installs the handler): like Ctrl-C,
+    every temporary file is removed and the file is untouched; exit 143."""

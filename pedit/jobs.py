@@ -15,7 +15,7 @@ from .backends import Backend
 from .chunking import chunks
 from .costmodel import CostModel
 from .edit import DRAFTERS, edit_events
-from .errors import UsageError
+from .errors import RefusedError, UsageError
 from .events import Event, Finished, Stats
 from .prompt import build_prompt, build_summary_prompt
 from .request import EditRequest
@@ -105,11 +105,8 @@ class Job:
 
     def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
         fin = render(self._events(req, kind), label)
-        if fin.stats.stop_reason in ("max_tokens", "context") and kind == "rewrite":
-            raise UsageError(
-                f"{req.filename}: the answer was cut off after {fin.stats.completion_tokens} tokens "
-                "(by --max-tokens or the context window; raise --max-tokens or --n-ctx); nothing written"
-            )
+        if kind == "rewrite":
+            incomplete(req.filename, req.text, fin)
         return fin
 
     def rewrite(self, text: str, name: str, render: Render) -> Outcome:
@@ -145,3 +142,19 @@ def same_trailing_newlines(answer: str, piece: str) -> str:
     between chunks belong to the file, not to the model)."""
     want = len(piece) - len(piece.rstrip("\n"))
     return answer.rstrip("\n") + "\n" * want
+
+
+def incomplete(name: str, text: str, fin: Finished) -> None:
+    """Refuse an answer that is not a whole rewrite: cut off by a limit, ended without
+    closing its fence (the model stopped early: its answer is a fragment of the file), or
+    closed at once with nothing inside for a file that has text."""
+    stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
+    if stop in ("max_tokens", "context"):
+        why = f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)"
+    elif stop != "fence":
+        why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
+    elif not fin.text.strip() and text.strip():
+        why = "is empty"
+    else:
+        return
+    raise RefusedError(f"{name}: the model's answer {why}; nothing written")

@@ -128,10 +128,27 @@ def encode_chat(backend, msgs: list[dict]) -> list[int]:
     return tokens
 
 
+_FENCE_LINE = re.compile(r"(`{3,})([^`]*)")  # a line that opens or closes a code block
+
+
+def _fence_line(line: str) -> tuple[int, bool] | None:
+    """(backticks, bare) for a fence-like line ("```", "```python"), else None."""
+    m = _FENCE_LINE.fullmatch(line.rstrip(" \t\r"))
+    return (len(m.group(1)), not m.group(2).strip()) if m else None
+
+
 class FenceStream:
-    """Streams the file out of a primed answer: passes text through until a line that is
-    exactly the closing fence, then swallows the rest (a remark the model adds after the
-    block). Holds back only a partial line that could still become that fence line.
+    """Streams the file out of a primed answer: text passes through until a line that is
+    exactly the closing fence; what follows (a remark the model adds) is dropped. Holds
+    back only what may still turn out not to be content.
+
+    What is not content, besides the closing fence and what follows it:
+    - a re-opened fence on the answer's first line ("```markdown" again, though the prompt
+      already opened the block), unless the file itself starts with that line;
+    - a bare fence line of another length that ends the answer (the model closed the block
+      with "```" where pedit's fence was "````"), when without it the answer's code blocks
+      pair up as the file's do (`source`: same parity of fence-like lines). Followed by
+      more text, that line is content (the model's own code block, or the file's).
 
     Nested blocks: the fence is longer than any backtick run in the *file*, but the model
     may write a new code block of the same length into its answer (a README gaining
@@ -139,62 +156,90 @@ class FenceStream:
     opens a nested block, and the next bare fence line closes that block, not the answer.
     (Strict CommonMark would end the outer block there; models write Markdown this way.)
 
-    The file ends where the fence line starts; without a closing fence (the model stopped
-    early) the whole answer is the file.
+    `closed` tells whether the answer closed its fence: an answer that did not is not a
+    whole rewrite (the model stopped early), and the caller must not write it.
     """
 
-    def __init__(self, fence: str):
+    def __init__(self, fence: str, source: str = ""):
         self.fence = fence
         self.closed = False
         self.depth = 0  # nested blocks opened by the answer itself
-        self._pending = ""  # text not emitted yet; starts a line when _line_start
-        self._line_start = True
-        self._line = ""  # the current line as emitted so far
-
-    def _maybe_fence(self, partial: str) -> bool:
-        head, rest = partial[: len(self.fence)], partial[len(self.fence) :]
-        return self.fence.startswith(head) and not rest.strip(" \t")
-
-    def _opens_block(self, line: str) -> bool:
-        info = line[len(self.fence) :].strip()
-        return line.startswith(self.fence) and bool(info) and "`" not in info
+        lines = source.split("\n")
+        self._first_line = lines[0]
+        self._file_parity = sum(_fence_line(x) is not None for x in lines) % 2
+        self._parity = 0  # fence-like lines passed as content so far, mod 2
+        self._first = True
+        self._line = ""  # the current, incomplete line
+        self._sent = 0  # characters of _line already passed on
+        self._held: list[str] = []  # a bare fence line (not the fence) and blank lines after it
 
     def feed(self, text: str) -> str:
-        if self.closed:
-            return ""
-        self._pending += text
         out = []
-        while self._pending:
-            nl = self._pending.find("\n")
-            line = self._pending if nl < 0 else self._pending[:nl]
-            if self._line_start and self._maybe_fence(line):
-                if nl < 0:
-                    break  # wait: it may still become the fence line
-                if len(line.rstrip(" \t")) == len(self.fence):
-                    if self.depth == 0:
-                        self.closed, self._pending = True, ""
-                        break
-                    self.depth -= 1  # closes a nested block: content
-            cut = len(self._pending) if nl < 0 else nl + 1
-            out.append(self._pending[:cut])
-            self._line += line
-            self._pending = self._pending[cut:]
-            self._line_start = nl >= 0
-            if nl >= 0:
-                self.depth += self._opens_block(self._line)
-                self._line = ""
+        while text and not self.closed:
+            nl = text.find("\n")
+            if nl < 0:
+                self._line += text
+                out.append(self._partial())
+                break
+            line, text = self._line + text[:nl], text[nl + 1 :]
+            out.append(self._complete(line, "\n"))
+            self._line, self._sent = "", 0
         return "".join(out)
 
     def close(self) -> str:
-        """End of the answer: a pending partial line is the fence (drop it) or text."""
-        rest, self._pending = self._pending, ""
-        if self.closed or (self._line_start and self.depth == 0 and rest.rstrip(" \t") == self.fence):
-            self.closed = True
+        """End of the answer: an incomplete last line, then a held bare fence line, decided."""
+        out = ""
+        if self._line and not self.closed:
+            out = self._complete(self._line, "")
+        self._line, self._sent = "", 0
+        if self._held and not self.closed:
+            if self._parity == self._file_parity:  # the held line is the model's closing fence
+                self.closed, self._held = True, []
+            else:
+                out += self._flush()
+        return out
+
+    def _partial(self) -> str:
+        """Pass on what of the incomplete line can no longer be anything but content."""
+        line = self._line
+        if re.fullmatch(r"`*[ \t\r]*", line) or (self._first and line.startswith("`")):
+            return ""  # may become a fence line (or is blank: it may follow a held fence)
+        out = self._flush() + line[self._sent :]
+        self._sent = len(line)
+        return out
+
+    def _complete(self, line: str, end: str) -> str:
+        first, self._first = self._first, False
+        fence = _fence_line(line)
+        exact = fence is not None and fence[1] and fence[0] == len(self.fence)
+        if first and fence and not exact and line != self._first_line:
+            return ""  # the model re-opened the block the prompt had opened
+        if self._held and not line.strip():
+            self._held.append(line + end)
             return ""
-        return rest
+        if exact and self.depth == 0:
+            out = self._flush()
+            self.closed = True
+            return out
+        if fence and fence[1] and not exact and self.depth == 0:
+            out = self._flush()
+            self._held = [line + end]
+            return out
+        if exact:
+            self.depth -= 1  # closes a nested block: content
+        elif fence and fence[0] == len(self.fence):
+            self.depth += 1  # "```bash": the answer opens its own block
+        self._parity ^= fence is not None
+        return self._flush() + line[self._sent :] + end
+
+    def _flush(self) -> str:
+        """Held lines turn out to be content (more text followed them)."""
+        held, self._held = self._held, []
+        self._parity ^= bool(held)  # one fence-like line among them
+        return "".join(held)
 
 
-def strip_fence(answer: str, fence: str) -> str:
+def strip_fence(answer: str, fence: str, source: str = "") -> str:
     """The file inside a whole primed answer (FenceStream over one chunk)."""
-    stream = FenceStream(fence)
+    stream = FenceStream(fence, source)
     return stream.feed(answer) + stream.close()

@@ -12,7 +12,7 @@ summarize always prints (text, or JSON with --json) and never writes.
 
 from __future__ import annotations
 
-import ast
+import contextlib
 import glob
 import json
 import sys
@@ -22,8 +22,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from . import config, costmodel, fileio, models
-from .errors import ExitCode, ModelError, PeditError, UsageError
+from . import config, costmodel, fileio, guard, models
+from .errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
 from .jobs import EngineOptions, Job, Outcome
 from .live import LiveView, legend
 from .render import RichReporter, print_diff, stats_line, unified_diff
@@ -51,13 +51,19 @@ class Request:
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
-    """Files and globs (expanded here too, for shells that pass them quoted), in order."""
+    """Files and globs (expanded here too, for shells that pass them quoted), in order; a
+    file named twice (`a.md ./a.md`, or through a link) is taken once."""
     out: list[str] = []
+    seen: set[Path] = set()
     for f in files:
         matches = sorted(glob.glob(f, recursive=True)) if glob.has_magic(f) and f != "-" else [f]
         if not matches:
             raise UsageError(f"{f}: no file matches")
-        out += [m for m in matches if m not in out]
+        for m in matches:
+            key = Path(m).resolve() if m != "-" else Path("-")
+            if key not in seen:
+                seen.add(key)
+                out.append(m)
     if "-" in out and len(out) > 1:
         raise UsageError("'-' (standard input) cannot be combined with other files")
     return out
@@ -84,11 +90,24 @@ def run(req: Request) -> int:
     template.render(req.instruction)  # an instruction is required before anything loads
     files = expand(req.files)
     mode = choose_mode(req, files, template.kind)
-    reporter = RichReporter(err)
+    shell = Shell(err, mode, req, template.kind)
+    files = shell.precheck(files)  # a typo in a file name costs no model load
+    if files:
+        shell.code = max(shell.code, _run_files(shell, settings, template, files))
+    if req.stats_json:
+        shell.write_stats(req.stats_json, settings)
+    if mode == "json":
+        click.echo(json.dumps(shell.results, indent=2))
+    return shell.code
+
+
+def _run_files(shell: Shell, settings: config.Settings, template, files: list[str]) -> int:
+    req, reporter = shell.req, RichReporter(shell.err)
     backend = models.load(
         settings.get("model"), settings.get("backend"), reporter,
         n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
     )  # fmt: skip
+    shell.backend = backend.name
     try:
         speculate = settings.get("speculate")
         cost = None
@@ -99,15 +118,9 @@ def run(req: Request) -> int:
             req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost
         )
         job = Job(backend, template, req.instruction, options, req.system)
-        shell = Shell(err, mode, req, template.kind)
-        if err.is_terminal and mode != "json":
-            err.print(legend())
-        code = max((shell.one(job, f) for f in files), default=0)
-        if req.stats_json:
-            shell.write_stats(req.stats_json, settings, backend.name)
-        if mode == "json":
-            click.echo(json.dumps(shell.results, indent=2))
-        return code
+        if shell.err.is_terminal and shell.mode != "json":
+            shell.err.print(legend())
+        return max(shell.one(job, f) for f in files)
     finally:
         backend.close()
 
@@ -118,24 +131,66 @@ class Shell:
     def __init__(self, err: Console, mode: str, req: Request, kind: str):
         self.err, self.mode, self.req, self.kind = err, mode, req, kind
         self.results: list[dict] = []
+        self.code = int(ExitCode.OK)
+        self.backend = ""
+        self._stdin: fileio.Source | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.mode in ("ask", "yes")
+
+    def say(self, name: str, message: str) -> None:
+        self.err.print(f"pedit: {name}: {message}", highlight=False)
+
+    def fail(self, name: str, exc: PeditError) -> int:
+        self.err.print(f"pedit: error: {exc.message}", highlight=False)
+        self.results.append({"file": name, "error": exc.message})
+        return int(exc.exit_code)
+
+    def precheck(self, files: list[str]) -> list[str]:
+        """The files worth a model: each readable text (and writable, if the mode writes)
+        and not empty; the others reported now, their exit codes kept in `code`."""
+        keep = []
+        for name in files:
+            try:
+                source = self._read(name)
+                if self.writes:
+                    fileio.check_writable(Path(name))
+            except PeditError as exc:
+                self.code = max(self.code, self.fail(name, exc))
+                continue
+            if source.text.strip():
+                keep.append(name)
+            else:
+                self._empty(source)
+        return keep
+
+    def _read(self, name: str) -> fileio.Source:
+        if name != "-":
+            return fileio.read(Path(name), force=self.req.force)
+        if self._stdin is None:
+            self._stdin = fileio.decode(sys.stdin.buffer.read())
+        return self._stdin
+
+    def _empty(self, source: fileio.Source) -> None:
+        what = "summarize" if self.kind == "summary" else "rewrite"
+        self.say(source.name, f"empty, nothing to {what}; the model was not called")
+        self.results.append({"file": source.name, "changed": False, "written": False, "empty": True})
+        if self.mode == "stdout" and self.kind != "summary":
+            sys.stdout.buffer.write(source.encode(source.text))  # a filter passes it through
+            sys.stdout.flush()
 
     def one(self, job: Job, name: str) -> int:
         try:
-            return self._one(job, name)
+            with fileio.locked(Path(name)) if self.writes else contextlib.nullcontext():
+                return self._one(job, name)
         except ModelError:
             raise
         except PeditError as exc:
-            self.err.print(f"pedit: error: {exc.message}", highlight=False)
-            self.results.append({"file": name, "error": exc.message})
-            return int(exc.exit_code)
+            return self.fail(name, exc)
 
     def _one(self, job: Job, name: str) -> int:
-        if name == "-":
-            source = fileio.decode(sys.stdin.buffer.read())
-        else:
-            source = fileio.read(Path(name), force=self.req.force)
-            if self.mode in ("ask", "yes"):
-                fileio.check_writable(Path(name))
+        source = self._read(name)  # again: what is written must be checked against this
         expected = len(job.backend.tokenize(source.text)) if self.kind == "rewrite" else None
         view = LiveView(self.err, show_text=self.mode not in ("stdout", "json"), expected=expected)
 
@@ -164,10 +219,10 @@ class Shell:
         return ExitCode.OK
 
     def _rewrite(self, source: fileio.Source, outcome: Outcome) -> int:
-        new_bytes = source.encode(outcome.text)
         old_text = source.render(source.text)
         new_text = source.render(outcome.text)
         changed = new_text != old_text
+        refused = guard.reason(self.req.command, source.name, source.text, outcome.text) if changed else None
         lines = unified_diff(old_text, new_text, source.name)
         record = {
             "file": source.name,
@@ -175,37 +230,49 @@ class Shell:
             "written": False,
             "stats": outcome.total().to_dict(),
         }
-        code = ExitCode.OK
-        if self.mode == "stdout":
-            sys.stdout.buffer.write(new_bytes)
-            sys.stdout.flush()
-        elif self.mode == "json":
+        if refused:
+            record["refused"] = refused
+        self.results.append(record)
+        unsafe = RefusedError(
+            f"{source.name}: {refused}; nothing written (--force to write it anyway)", force=True
+        )
+        if self.mode == "json":
             record["text"] = new_text
             record["diff"] = "".join(lines)
+        elif self.mode == "stdout":
+            if refused and not self.req.force:
+                raise unsafe
+            sys.stdout.buffer.write(source.encode(outcome.text))
+            sys.stdout.flush()
         elif not changed:
-            self.err.print(f"pedit: {source.name}: no changes", highlight=False)
-        elif self.mode == "check":
-            self.err.print(f"pedit: {source.name}: would change", highlight=False)
-            code = ExitCode.CHANGED
+            self.say(source.name, "no changes")
         elif self.mode == "diff":
             print_diff(lines)
+            if refused:
+                self.say(source.name, f"{refused}: pedit would not write it without --force")
+        elif self.mode == "check":
+            if refused:
+                raise RefusedError(f"{source.name}: would change, but {refused}; it would not be written")
+            self.say(source.name, "would change")
+            return ExitCode.CHANGED
+        elif refused and not self.req.force:
+            if self.mode == "ask":
+                print_diff(lines)
+            raise unsafe
         elif self.mode == "yes" or self._confirm(lines, source):
-            if source.path.suffix == ".py" and not self.req.force:
-                _check_python(source, old_text, new_text)
             fileio.write(source, outcome.text)
             record["written"] = True
-            self.err.print(f"pedit: {source.name}: written", highlight=False)
-        self.results.append(record)
-        return code
+            self.say(source.name, "written" + (f" (forced: {refused})" if refused else ""))
+        return ExitCode.OK
 
     def _confirm(self, lines: list[str], source: fileio.Source) -> bool:
         print_diff(lines)
         return click.confirm(f"Apply to {source.path}?", default=False, err=True)
 
-    def write_stats(self, path: Path, settings: config.Settings, backend: str) -> None:
+    def write_stats(self, path: Path, settings: config.Settings) -> None:
         data = {
             "model": settings.get("model"),
-            "backend": backend,
+            "backend": self.backend or settings.get("backend"),
             "speculate": settings.get("speculate"),
             "drafters": list(self.req.drafters),
             "draft_max": settings.get("draft_max"),
@@ -219,18 +286,3 @@ class Shell:
             path.write_text(json.dumps(data, indent=2) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write --stats-json {path}: {exc.strerror}") from exc
-
-
-def _check_python(source: fileio.Source, old: str, new: str) -> None:
-    """Refuse a rewrite that breaks a Python file that parsed (--force writes it anyway)."""
-    try:
-        ast.parse(old)
-    except SyntaxError:
-        return
-    try:
-        ast.parse(new)
-    except SyntaxError as exc:
-        raise UsageError(
-            f"{source.name}: the rewrite is not valid Python (line {exc.lineno}: {exc.msg}); "
-            "not written (--force to write it anyway)"
-        ) from exc

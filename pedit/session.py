@@ -23,7 +23,7 @@ from .backends import Backend
 from .costmodel import CostModel
 from .edit import edit_events
 from .events import Event, Finished, Prefilled, Stats, TokenGenerated, TokensAccepted
-from .jobs import EngineOptions
+from .jobs import EngineOptions, incomplete
 from .prompt import build_prompt
 from .request import EditRequest, Exchange
 from .templates import REWRITE_SYSTEM
@@ -143,6 +143,7 @@ class Session:
             self._remember_cache(prompt, finished)
         if finished is None:
             return
+        incomplete(self.filename or "the file", req.text, finished)  # never offered as a rewrite
         result = TurnResult(
             instruction, self.text, finished.text, finished.stats,
             first if first is not None else time.perf_counter() - t0, reused or 0, len(prompt),

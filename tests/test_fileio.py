@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import json
 import os
 
 import pytest
@@ -180,19 +181,28 @@ def test_ctrl_c_during_the_write_leaves_the_file_untouched(tmp_path, monkeypatch
 def test_python_that_no_longer_parses_is_not_written_unless_forced(tmp_path):
     code = "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n"
     path = tmp_path / "calc.py"
-    for seed in range(40):  # a sampled rewrite that breaks the syntax
-        path.write_text(code)
-        result = invoke("fix", path, "--stdout", *REF, "--temperature", "1.5", "--seed", seed)
+    path.write_text(code)
+    sampled = ("edit", path, "Tidy it", *REF, "--temperature", "1.5")
+    for seed in range(60):  # a sampled, complete rewrite that breaks the syntax
+        result = invoke(*sampled, "--seed", seed, "--json")
+        record = json.loads(result.stdout)[0]
+        if "text" not in record:
+            continue  # an incomplete answer: refused before any guard
         try:
-            ast.parse(result.stdout)
+            ast.parse(record["text"])
         except SyntaxError:
+            assert record["refused"].startswith("the rewrite is not valid Python (line ")
             break
     else:
         pytest.fail("no seed broke the syntax")
-    args = ("fix", path, "-y", *REF, "--temperature", "1.5", "--seed", seed)
-    refused = invoke(*args)
-    assert refused.exit_code == 2 and "not valid Python" in refused.stderr and path.read_text() == code
-    assert invoke(*args, "--force").exit_code == 0 and path.read_bytes() == result.stdout_bytes
+    refused = invoke(*sampled, "--seed", seed, "-y")
+    assert refused.exit_code == 5 and path.read_text() == code
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: calc.py: {record['refused']}; nothing written (--force to write it anyway)"
+    )
+    assert invoke(*sampled, "--seed", seed, "--stdout").exit_code == 5  # a filter refuses too
+    forced = invoke(*sampled, "--seed", seed, "-y", "--force")
+    assert forced.exit_code == 0 and path.read_text() == record["text"]
 
 
 def test_latin1_file_cannot_take_characters_outside_latin1():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,14 +48,64 @@ def test_a_code_block_the_answer_opens_does_not_end_the_answer():
 def test_fence_stream_equals_strip_fence_however_it_is_chunked(body, after, cuts):
     fence = fence_for(body)
     answer = body + ("\n" if body and not body.endswith("\n") else "") + fence + "\n" + after
-    stream = FenceStream(fence)
+    stream = FenceStream(fence, body)
     pieces, last = [], 0
     for cut in sorted({min(c, len(answer)) for c in cuts}) + [len(answer)]:
         pieces.append(stream.feed(answer[last:cut]))
         last = cut
     pieces.append(stream.close())
-    assert "".join(pieces) == strip_fence(answer, fence)
-    assert strip_fence(answer, fence) == body + ("\n" if body and not body.endswith("\n") else "")
+    assert "".join(pieces) == strip_fence(answer, fence, body)
+    assert strip_fence(answer, fence, body) == body + ("\n" if body and not body.endswith("\n") else "")
+    assert stream.closed
+
+
+def closes(answer: str, fence: str, source: str = "") -> tuple[str, bool]:
+    """(the file, whether the answer closed its fence), streamed a character at a time."""
+    stream = FenceStream(fence, source)
+    text = "".join(stream.feed(c) for c in answer) + stream.close()
+    assert text == strip_fence(answer, fence, source)
+    return text, stream.closed
+
+
+def test_chatter_after_a_reopened_fence_is_not_content():
+    assert closes("```markdown\nhello\n```\nI fixed it.\n", "```") == ("hello\n", True)
+    assert closes("````markdown\nhello\n````\nI fixed it.\n", "````") == ("hello\n", True)
+    # a file that itself starts with a code block keeps its first line
+    src = "```python\nx = 1\n```\n"
+    assert closes(src + "````\n", "````", src) == (src, True)
+    # but a re-opened outer fence before it is dropped
+    assert closes("````markdown\n" + src + "````\n", "````", src) == (src, True)
+
+
+@pytest.mark.parametrize("fence", ["```", "````", "`````"])
+def test_a_shorter_or_longer_bare_fence_that_ends_the_answer_closes_it(fence):
+    blocks = "# Title\n\n```bash\npip install x\n```\n\nDone.\n" if len(fence) > 3 else "# Title\n\nDone.\n"
+    for closer in ("```", "````", "``````"):
+        if closer == fence:
+            continue
+        for tail in ("", "\n", "\n\n"):
+            assert closes(blocks + closer + tail, fence, blocks) == (blocks, True), (closer, tail)
+
+
+def test_a_bare_fence_followed_by_text_is_content_and_leaves_the_answer_open():
+    f = "````"
+    src = "intro\n```\ncode\n```\nend\n"
+    # the file's own blocks: content; the answer then closes with the real fence
+    assert closes(src + f + "\n", f, src) == (src, True)
+    # the model stopped inside the file's block: its "```" closes that block, so the
+    # answer did not close its own fence
+    cut = "intro\n```\ncode\n```\n"
+    assert closes(cut, f, src) == (cut, False)
+    # a chunk that holds half a code block (unbalanced like its source) keeps its last line
+    half = "text\n```\n"
+    assert closes(half, f, half) == (half, False)
+    assert closes(half + f, f, half) == (half, True)
+
+
+def test_an_answer_without_its_closing_fence_is_not_closed():
+    assert closes("no closing fence\n", "```") == ("no closing fence\n", False)
+    assert closes("```\n", "```") == ("", True)  # closed at once: an empty answer
+    assert closes("", "```") == ("", False)
 
 
 def test_prompt_primes_the_answer_with_the_opening_fence():

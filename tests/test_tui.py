@@ -27,9 +27,10 @@ TEXT = (
     "And so it goes, and so it went.\n"
     "One more line here.\n"
 )
-# The reference model copies its context under greedy decoding; sampling (seed 1) makes it
-# change a line, so the answer differs from the file.
-EDITING = EngineOptions(max_tokens=200, sampling=Sampling(temperature=1.0, seed=1), speculate="fixed")
+# The reference model copies its context under greedy decoding; sampling (seed 3) makes it
+# change a line, so the answer differs from the file, and still close its fence (an answer
+# that does not is refused, as in the CLI).
+EDITING = EngineOptions(max_tokens=200, sampling=Sampling(temperature=1.0, seed=3), speculate="fixed")
 
 
 def make_app(tmp_path: Path, options: EngineOptions = EDITING, text: str = TEXT, **kw) -> PeditApp:

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from .. import fileio
+from .. import fileio, guard
 from ..backends import Backend
 from ..errors import PeditError
 from ..events import Progress, TokenGenerated, TokensAccepted
@@ -80,7 +80,7 @@ class PeditApp(App[int]):
         super().__init__()
         self.source = fileio.read(path, force=force)
         fileio.check_writable(path)
-        self.path, self.load, self.model = path, load, model
+        self.path, self.load, self.model, self.force = path, load, model, force
         self.options = options or EngineOptions()
         self.system = system
         self.session: Session | None = None
@@ -289,8 +289,15 @@ class PeditApp(App[int]):
     def action_save(self) -> None:
         if self.session is None or self.running:
             return
+        why = guard.reason("edit", self.path.name, self.source.text, self.session.text)
+        if why and not self.force:
+            self.notify(
+                f"{why} (start pedit with --force to save it anyway)", title="not saved", severity="error"
+            )
+            return
         try:
-            fileio.write(self.source, self.session.text)
+            with fileio.locked(self.path):  # and written only if still what was read
+                self.source = fileio.write(self.source, self.session.text)
         except PeditError as exc:
             self.notify(exc.message, title="not saved", severity="error")
             return
