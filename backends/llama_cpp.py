@@ -71,12 +71,15 @@ class LlamaCppBackend:
         threads = n_threads or default_threads()
         cp = L.llama_context_default_params()
         cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
-        cp.n_batch = cp.n_ubatch = n_batch
+        cp.n_batch = cp.n_ubatch = min(n_batch, cp.n_ctx)  # llama.cpp caps a batch at n_ctx anyway
         cp.n_threads = cp.n_threads_batch = threads
         ctx = L.llama_init_from_model(model, cp)
         if not ctx:
             L.llama_model_free(model)
             raise BackendError(f"llama.cpp could not create a context of {cp.n_ctx} tokens")
+        # What the context really took (llama.cpp may lower n_batch further): eval never
+        # gives llama_decode more tokens than this at once (more aborts the process).
+        n_batch = int(L.llama_n_batch(ctx))
         batch = L.llama_batch_init(n_batch, 0, 1)
         self._model, self._vocab, self._ctx, self._batch = model, vocab, ctx, batch
         self._finalizer = weakref.finalize(self, _free, L, model, ctx, batch)

@@ -15,7 +15,10 @@ take the same keys, e.g.
     [templates.fix]
     system = "You are a careful copy editor for British English."
 
-`pedit config` prints the effective settings and their sources.
+Every layer's values go through the same table (KEYS: type and allowed values or range;
+the command line's click options use the same ranges, a test checks it): a bad value is
+a UsageError naming the key and where it came from. `pedit config` prints the effective
+settings and their sources.
 """
 
 from __future__ import annotations
@@ -30,20 +33,67 @@ import platformdirs
 
 from .errors import UsageError
 from .models.registry import DEFAULT_MODEL
+from .templates import check_overrides
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
 SPECULATE = ("auto", "fixed", "off")
-# key -> (default, type, allowed values or None)
-KEYS: dict[str, tuple[object, type, tuple | None]] = {
-    "model": (DEFAULT_MODEL, str, None),
-    "backend": ("auto", str, BACKENDS),
-    "speculate": ("auto", str, SPECULATE),
-    "draft_max": (64, int, None),
-    "n_ctx": (8192, int, None),
-    "threads": (None, int, None),
+TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: its type (an int is accepted for a float), what it allows (a tuple of
+    choices, or a range lo <= value <= hi, either end open) and its default."""
+
+    type: type
+    choices: tuple | None = None
+    lo: float | None = None
+    hi: float | None = None
+    default: object = None
+
+    def describe(self) -> str:
+        if self.choices:
+            return f"one of {', '.join(map(str, self.choices))}"
+        what = TYPE_NAMES[self.type]
+        if self.lo is not None and self.hi is not None:
+            return f"{what} from {self.lo} to {self.hi}"
+        if self.lo is not None:
+            return f"{what} >= {self.lo}"
+        return what if self.hi is None else f"{what} <= {self.hi}"
+
+    def check(self, name: str, value: object, where: str) -> object:
+        """`value` if this key allows it (an int given for a float becomes a float)."""
+        if self.type is float and type(value) is int:
+            value = float(value)
+        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
+        if self.choices and not (ok and value in self.choices):
+            raise UsageError(f"{where}: unknown {name} {value!r}; {name} must be {self.describe()}")
+        if not (ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)):
+            raise UsageError(f"{where}: {name} must be {self.describe()} (got {value!r})")
+        return value
+
+
+KEYS: dict[str, Key] = {
+    "model": Key(str, default=DEFAULT_MODEL),
+    "backend": Key(str, BACKENDS, default="auto"),
+    "speculate": Key(str, SPECULATE, default="auto"),
+    "draft_max": Key(int, lo=1, hi=256, default=64),
+    "n_ctx": Key(int, lo=256, default=8192),
+    "threads": Key(int, lo=1),  # None: all usable CPUs
 }
 ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND"}
-TABLES = ("templates",)  # tables merged key by key, not values
+
+
+def check_table(
+    table: object, keys: Mapping[str, Key], where: str, others: tuple[str, ...] = (), noun: str = "setting"
+) -> dict:
+    """A config table whose keys are `keys` (each value checked) or `others` (the caller's)."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: must be a table (got {table!r})")
+    unknown = set(table) - set(keys) - set(others)
+    if unknown:
+        raise UsageError(f"{where}: unknown {noun}(s) {', '.join(sorted(unknown))}")
+    return {k: keys[k].check(k, v, where) if k in keys else v for k, v in table.items()}
 
 
 def user_config_path() -> Path:
@@ -53,12 +103,22 @@ def user_config_path() -> Path:
 config_path = user_config_path  # the name `pedit models` shows
 
 
+def project_table(path: Path) -> dict | None:
+    """The [tool.pedit] table of a pyproject.toml, None when it has none."""
+    tool = _load(path).get("tool", {})
+    if not isinstance(tool, dict) or "pedit" not in tool:
+        return None
+    if not isinstance(tool["pedit"], dict):
+        raise UsageError(f"{path}: [tool.pedit] must be a table (got {tool['pedit']!r})")
+    return tool["pedit"]
+
+
 def project_config_path(start: Path | None = None) -> Path | None:
     """The nearest pyproject.toml with a [tool.pedit] table, from `start` (cwd) upwards."""
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "pedit" in _load(candidate).get("tool", {}):
+        if candidate.is_file() and project_table(candidate) is not None:
             return candidate
     return None
 
@@ -73,19 +133,12 @@ def _load(path: Path) -> dict:
         raise UsageError(f"cannot read config file {path}: {exc}") from exc
 
 
-def _check(data: dict, where: str) -> dict:
-    unknown = set(data) - set(KEYS) - set(TABLES) - {"hook"}
-    if unknown:
-        raise UsageError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
-    for key, value in data.items():
-        if key in KEYS:
-            _, typ, allowed = KEYS[key]
-            if not isinstance(value, typ) or isinstance(value, bool):
-                raise UsageError(f"{where}: {key} must be a {typ.__name__}")
-            if allowed and value not in allowed:
-                raise UsageError(f"{where}: unknown {key} {value!r}; choose {', '.join(allowed)}")
-        elif key in TABLES and not isinstance(value, dict):
-            raise UsageError(f"{where}: [{key}] must be a table")
+def _check(data: object, where: str) -> dict:
+    """A config file's table: settings, [templates.NAME] overrides and the hook's table."""
+    data = check_table(data, KEYS, where, others=("templates", "hook"))
+    if "hook" in data and not isinstance(data["hook"], dict):
+        raise UsageError(f"{where}: hook must be a table (got {data['hook']!r})")
+    check_overrides(data.get("templates", {}), where)
     return data
 
 
@@ -119,24 +172,17 @@ def resolve(
     layers: list[tuple[dict, str]] = [(_check(_load(user_path), str(user_path)), f"config {user_path}")]
     project_path = project_config_path() if project is True else project
     if project_path:
-        table = _load(project_path).get("tool", {}).get("pedit", {})
+        table = project_table(project_path) or {}
         layers.append((_check(table, f"{project_path} [tool.pedit]"), f"pyproject {project_path}"))
-    values = {key: Setting(default, "default") for key, (default, _, _) in KEYS.items()}
+    layers.append(({k: env[v] for k, v in ENV.items() if env.get(v)}, "env"))
+    layers.append(({k: v for k, v in cli.items() if v is not None and k in KEYS}, "command line"))
+    values = {key: Setting(k.default, "default") for key, k in KEYS.items()}
     templates: dict[str, tuple[dict, str]] = {}
     for data, source in layers:
         for key in KEYS:
             if key in data:
-                values[key] = Setting(data[key], source)
+                where = f"env {ENV[key]}" if source == "env" else source
+                values[key] = Setting(KEYS[key].check(key, data[key], where), where)
         for name, override in data.get("templates", {}).items():
             templates[name] = ({**templates.get(name, ({}, ""))[0], **override}, source)
-    for key, var in ENV.items():
-        if env.get(var):
-            value = env[var]
-            allowed = KEYS[key][2]
-            if allowed and value not in allowed:
-                raise UsageError(f"unknown {key} {value!r} (from env {var}); choose {', '.join(allowed)}")
-            values[key] = Setting(value, f"env {var}")
-    for key, value in cli.items():
-        if value is not None and key in KEYS:
-            values[key] = Setting(value, "command line")
     return Settings(values, templates)

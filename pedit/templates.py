@@ -68,14 +68,32 @@ BUILTIN = {
 }
 
 
+FIELDS = ("system", "instruction")  # what a [templates.NAME] table may override, as strings
+
+
+def check_overrides(table: object, where: str) -> dict[str, dict]:
+    """A config file's `templates` table: {built-in name: {system/instruction: str}}."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: templates must be a table of [templates.NAME] tables (got {table!r})")
+    for name, fields in table.items():
+        at = f"[templates.{name}] in {where}"
+        if name not in BUILTIN:
+            raise UsageError(f"{at}: no such template ({', '.join(BUILTIN)})")
+        if not isinstance(fields, dict):
+            raise UsageError(f"{at}: must be a table with {' and/or '.join(FIELDS)} (got {fields!r})")
+        unknown = set(fields) - set(FIELDS)
+        if unknown:
+            raise UsageError(f"{at}: unknown key(s) {', '.join(sorted(unknown))}")
+        for key, value in fields.items():
+            if not isinstance(value, str):
+                raise UsageError(f"{at}: {key} must be a string (got {value!r})")
+    return table
+
+
 def templates(overrides: dict[str, tuple[dict, str]] | None = None) -> dict[str, Template]:
     """The built-in templates with the config's overrides applied."""
     out = dict(BUILTIN)
     for name, (fields, source) in (overrides or {}).items():
-        if name not in out:
-            raise UsageError(f"[templates.{name}] in {source}: no such template ({', '.join(BUILTIN)})")
-        unknown = set(fields) - {"system", "instruction"}
-        if unknown:
-            raise UsageError(f"[templates.{name}] in {source}: unknown key(s) {', '.join(sorted(unknown))}")
+        check_overrides({name: fields}, source)
         out[name] = replace(out[name], **fields, source=source)
     return out

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -135,3 +138,26 @@ def test_reference_logits_depend_only_on_the_prefix():
         a.truncate(0)
         parts = [a.eval(toks[:split], n_logits=split), a.eval(toks[split:], n_logits=len(toks) - split)]
         np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+def test_llama_cpp_batches_never_exceed_a_small_context(tiny_gguf):
+    """n_ctx 257: llama.cpp pads the context (to 512 here) but caps its batch at the 257
+    asked for; eval must give llama_decode no more than that at once, since more aborts
+    the process (GGML_ASSERT n_tokens_all <= n_batch). So it runs in a child process; its
+    logits match a context whose batch takes the whole prompt at once."""
+    code = (
+        "import sys, numpy as np\n"
+        "from pedit.backends import open_backend\n"
+        "small, big = (open_backend('llama.cpp', sys.argv[1], n_ctx=n) for n in (257, 512))\n"
+        "toks = (small.tokenize('The quick brown fox jumps over the lazy dog. ') * 100)[: small.n_ctx]\n"
+        "assert len(toks) > 257, len(toks)\n"
+        "a, b = small.eval(toks, n_logits=3), big.eval(toks, n_logits=3)\n"
+        "np.testing.assert_allclose(a, b, atol=2e-2, rtol=0)\n"
+        "print(small.n_past, small.n_ctx)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tiny_gguf)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    n_past, n_ctx = map(int, r.stdout.split())
+    assert n_past == n_ctx >= 257

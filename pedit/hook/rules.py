@@ -28,15 +28,28 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import Key, check_table, project_table
 from ..errors import UsageError
 
 MODES = ("fix", "check")
 ON_BUDGET = ("pass", "fail")
 COMMANDS = ("fix", "refactor", "edit")
 DEFAULT_FILES = ("*.md", "*.markdown", "*.rst", "*.txt")
+# The hook table's settings (`pedit hook run`'s options use the same ranges) and a rule's;
+# their defaults are HookConfig's and Rule's.
+KEYS = {
+    "mode": Key(str, MODES),
+    "restage": Key(bool),
+    "budget": Key(float, lo=0),
+    "on_budget": Key(str, ON_BUDGET),
+    "max_bytes": Key(int, lo=0),
+    "temperature": Key(float, lo=0),
+    "seed": Key(int),
+}
+RULE_KEYS = {"command": Key(str, COMMANDS), "instruction": Key(str), "system": Key(str)}
 
 
 @dataclass(frozen=True)
@@ -79,9 +92,9 @@ def load(repo: Path) -> HookConfig:
     if dotfile.is_file():
         return parse(_read(dotfile).get("hook", {}), f"{dotfile} [hook]")
     if pyproject.is_file():
-        table = _read(pyproject).get("tool", {}).get("pedit", {}).get("hook")
-        if table is not None:
-            return parse(table, f"{pyproject} [tool.pedit.hook]")
+        table = project_table(pyproject) or {}
+        if "hook" in table:
+            return parse(table["hook"], f"{pyproject} [tool.pedit.hook]")
     return HookConfig()
 
 
@@ -93,40 +106,27 @@ def _read(path: Path) -> dict:
         raise UsageError(f"cannot read {path}: {exc}") from exc
 
 
-def parse(table: dict, where: str) -> HookConfig:
-    known = {f.name for f in fields(HookConfig)} - {"source"}
-    unknown = set(table) - known
-    if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    values = {k: v for k, v in table.items() if k != "rules"}
-    _choice(values, "mode", MODES, where)
-    _choice(values, "on_budget", ON_BUDGET, where)
-    for key, typ in (("restage", bool), ("budget", (int, float)), ("max_bytes", int), ("seed", int)):
-        if key in values and not isinstance(values[key], typ):
-            raise UsageError(f"{where}: {key} has the wrong type")
-    rules = tuple(_rule(r, f"{where} rules[{i}]") for i, r in enumerate(table.get("rules", [{}])))
+def parse(table: object, where: str) -> HookConfig:
+    values = check_table(table, KEYS, where, others=("rules",), noun="key")
+    rules = values.pop("rules", [{}])
+    if not isinstance(rules, list):
+        raise UsageError(f"{where}: rules must be a list of tables ([[...rules]]; got {rules!r})")
+    rules = tuple(_rule(r, f"{where} rules[{i}]") for i, r in enumerate(rules))
     return HookConfig(rules=rules, source=where, **values)
 
 
-def _rule(table: dict, where: str) -> Rule:
+def _rule(table: object, where: str) -> Rule:
     if not isinstance(table, dict):
-        raise UsageError(f"{where}: a rule is a table")
-    unknown = set(table) - {f.name for f in fields(Rule)}
-    if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    files = table.get("files", DEFAULT_FILES)
-    if isinstance(files, str):
-        files = [files]
-    _choice(table, "command", COMMANDS, where)
-    command = table.get("command", "fix")
-    if command != "fix" and not table.get("instruction"):
+        raise UsageError(f"{where}: a rule is a table (got {table!r})")
+    values = check_table(table, RULE_KEYS, where, others=("files",), noun="key")
+    files = values.get("files", DEFAULT_FILES)
+    files = [files] if isinstance(files, str) else files
+    if not isinstance(files, list | tuple) or not files or not all(isinstance(f, str) for f in files):
+        raise UsageError(f"{where}: files must be a glob or a list of globs (got {files!r})")
+    command = values.get("command", "fix")
+    if command != "fix" and not values.get("instruction"):
         raise UsageError(f"{where}: command {command!r} needs an instruction")
-    return Rule(tuple(files), command, table.get("instruction"), table.get("system"))
-
-
-def _choice(table: dict, key: str, allowed: tuple[str, ...], where: str) -> None:
-    if key in table and table[key] not in allowed:
-        raise UsageError(f"{where}: {key} must be one of {', '.join(allowed)}")
+    return Rule(tuple(files), command, values.get("instruction"), values.get("system"))
 
 
 def with_overrides(config: HookConfig, **given) -> HookConfig:
@@ -136,7 +136,8 @@ def with_overrides(config: HookConfig, **given) -> HookConfig:
 
     command = given.pop("command", None)
     instruction = given.pop("instruction", None)
-    config = replace(config, **{k: v for k, v in given.items() if v is not None})
+    values = check_table({k: v for k, v in given.items() if v is not None}, KEYS, "command line")
+    config = replace(config, **values)
     if command:
         if command != "fix" and not instruction:
             raise UsageError(f"--command {command} needs --instruction")

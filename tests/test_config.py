@@ -1,0 +1,204 @@
+"""Settings from every layer go through one table of keys, types and ranges: a bad value
+in the user config, [tool.pedit], the environment, the hook's table or .pedit.toml is
+exit 2 naming the key and where it came from (never an internal error), and the flags'
+click ranges are the table's."""
+
+from __future__ import annotations
+
+import subprocess
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from pedit import config
+from pedit.cli import cli
+from pedit.errors import UsageError
+from pedit.hook import rules
+
+FIX = ("fix", "x.md", "-b", "reference", "--diff")
+
+# (key the message must name, TOML inside the settings table); each is exit 2 in any layer
+BAD_SETTINGS = [
+    ("n_ctx", "n_ctx = 100"),
+    ("n_ctx", "n_ctx = -5"),
+    ("n_ctx", 'n_ctx = "big"'),
+    ("n_ctx", "n_ctx = 8192.0"),
+    ("draft_max", "draft_max = 0"),
+    ("draft_max", "draft_max = 257"),
+    ("threads", "threads = 0"),
+    ("speculate", "speculate = true"),
+    ("backend", "backend = 5"),
+    ("model", "model = 5"),
+    ("templates", "templates = 5"),
+    ("templates.fix", "templates.fix = 5"),
+    ("system", "templates.fix.system = 5"),
+    ("templates.nope", 'templates.nope.system = "x"'),
+    ("hook", "hook = 5"),
+    ("colour", 'colour = "red"'),
+]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(map(str, args)))
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A folder with x.md to fix; the test writes its pyproject.toml."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.md").write_text("Some text.\n")
+    return tmp_path
+
+
+def assert_usage_error(result, *words):
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert "internal error" not in result.stderr
+    for word in words:
+        assert word in result.stderr, (word, result.stderr)
+
+
+@pytest.mark.parametrize("key, line", BAD_SETTINGS)
+def test_a_bad_project_setting_is_a_usage_error(project, key, line):
+    path = project / "pyproject.toml"
+    path.write_text(f"[tool.pedit]\n{line}\n")
+    assert_usage_error(invoke(*FIX), key, str(path))
+
+
+@pytest.mark.parametrize("key, line", BAD_SETTINGS)
+def test_a_bad_user_setting_is_a_usage_error(project, isolated_dirs, key, line):
+    path = isolated_dirs / "config" / "pedit" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"{line}\n")
+    assert_usage_error(invoke(*FIX), key, str(path))
+
+
+def test_tool_pedit_that_is_not_a_table(project):
+    (project / "pyproject.toml").write_text("[tool]\npedit = 5\n")
+    assert_usage_error(invoke(*FIX), "[tool.pedit]", str(project / "pyproject.toml"))
+    (project / "pyproject.toml").write_text("tool = 5\n")  # no [tool.pedit]: not pedit's to judge
+    assert invoke(*FIX).exit_code == 0
+
+
+def test_bad_environment_values(project, monkeypatch):
+    monkeypatch.setenv("PEDIT_BACKEND", "nonsense")
+    assert_usage_error(invoke("fix", "x.md", "--diff"), "backend", "env PEDIT_BACKEND")
+
+
+def test_good_values_at_the_edges_of_the_ranges(project):
+    table = '[tool.pedit]\n{}draft_max = 256\nthreads = 1\n[tool.pedit.templates.fix]\nsystem = "Be brief."\n'
+    (project / "pyproject.toml").write_text(table.format(""))
+    assert invoke(*FIX).exit_code == 0
+    (project / "pyproject.toml").write_text(table.format("n_ctx = 256\n"))  # too small for x.md's prompt
+    s = config.resolve({"draft_max": 1})
+    assert (s.get("n_ctx"), s.get("draft_max"), s["draft_max"].source) == (256, 1, "command line")
+    assert s.templates["fix"][0] == {"system": "Be brief."}
+
+
+def test_the_command_line_layer_is_checked_too():
+    with pytest.raises(UsageError, match="command line: n_ctx must be an integer >= 256"):
+        config.resolve({"n_ctx": 100}, env={}, project=None)
+
+
+@pytest.mark.parametrize(
+    "key, value, ok",
+    [("n_ctx", True, False), ("n_ctx", 256, True), ("threads", 1.0, False), ("draft_max", 256, True)],
+)
+def test_key_check(key, value, ok):
+    if ok:
+        assert config.KEYS[key].check(key, value, "here") == value
+    else:
+        with pytest.raises(UsageError, match=f"here: {key} must be"):
+            config.KEYS[key].check(key, value, "here")
+
+
+def test_an_int_is_a_float_and_a_bool_is_not():
+    assert rules.parse({"budget": 10, "temperature": 0}, "here").budget == 10.0
+    with pytest.raises(UsageError, match="budget must be a number"):
+        rules.parse({"budget": True}, "here")
+
+
+# --- the hook's table ---------------------------------------------------------------------
+
+BAD_HOOK = [
+    ("rules", "rules = 5"),
+    ("rules", "rules = [5]"),
+    ("temperature", 'temperature = "hot"'),
+    ("temperature", "temperature = -1"),
+    ("budget", "budget = -1"),
+    ("budget", 'budget = "300"'),
+    ("max_bytes", "max_bytes = 1.5"),
+    ("seed", "seed = 1.5"),
+    ("restage", "restage = 1"),
+    ("mode", 'mode = "rewrite"'),
+    ("files", "rules = [{files = 5}]"),
+    ("files", "rules = [{files = [1]}]"),
+    ("instruction", 'rules = [{command = "edit", instruction = 5}]'),
+    ("system", "rules = [{system = 5}]"),
+    ("mdoe", 'mdoe = "fix"'),
+]
+
+
+@pytest.fixture
+def repo(project):
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    return project
+
+
+@pytest.mark.parametrize("key, line", BAD_HOOK)
+def test_a_bad_hook_setting_is_a_usage_error(repo, key, line):
+    path = repo / "pyproject.toml"
+    path.write_text(f'[tool.pedit]\nbackend = "reference"\n[tool.pedit.hook]\n{line}\n')
+    assert_usage_error(invoke("hook", "run", "x.md"), key, str(path), "[tool.pedit.hook]")
+
+
+@pytest.mark.parametrize("key, line", BAD_HOOK)
+def test_a_bad_dotfile_setting_is_a_usage_error(repo, key, line):
+    path = repo / ".pedit.toml"
+    path.write_text(f"[hook]\n{line}\n")
+    assert_usage_error(invoke("hook", "run", "x.md", "-b", "reference"), key, str(path))
+
+
+@pytest.mark.parametrize("content", ["hook = 5\n", "[hook]\nrules = 5\n"])
+def test_a_dotfile_hook_that_is_not_a_table(repo, content):
+    (repo / ".pedit.toml").write_text(content)
+    assert_usage_error(invoke("hook", "run", "x.md", "-b", "reference"), "hook", str(repo / ".pedit.toml"))
+
+
+def test_a_good_hook_table_still_runs(repo):
+    (repo / "pyproject.toml").write_text(
+        '[tool.pedit]\nbackend = "reference"\n[tool.pedit.hook]\nbudget = 60\ntemperature = 0\n'
+        '[[tool.pedit.hook.rules]]\nfiles = "*.md"\n'
+    )
+    result = invoke("hook", "run", "x.md")
+    assert result.exit_code == 0 and "ok x.md" in result.output, (result.output, result.stderr)
+
+
+# --- the flags use the table's ranges -------------------------------------------------------
+
+
+def _commands(group: click.Group, prefix=()):
+    for name, command in group.commands.items():
+        yield (*prefix, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+
+
+def _range(param: click.Parameter):
+    t = param.type
+    return (t.min, t.max) if isinstance(t, click.IntRange | click.FloatRange) else (None, None)
+
+
+@pytest.mark.parametrize("path", [path for path, _ in _commands(cli)], ids=" ".join)
+def test_flags_use_the_ranges_of_the_settings_table(path):
+    command = dict(_commands(cli))[path]
+    table = rules.KEYS if path == ("hook", "run") else config.KEYS
+    for param in command.params:
+        key = table.get(param.name)
+        if key is None or not isinstance(param, click.Option):
+            continue
+        assert _range(param) == (key.lo, key.hi), (path, param.name)
+        if key.choices:  # a command may offer fewer (`models pull` has no reference backend)
+            assert set(param.type.choices) <= set(key.choices), (path, param.name)
+        else:
+            assert not isinstance(param.type, click.Choice), (path, param.name)
