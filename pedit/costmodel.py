@@ -9,15 +9,20 @@ or above it costs:
     cost(n) = min { t(s) : s in grid, s >= n }
 Beyond the largest size, cost grows linearly at the last measured per-token rate.
 A calibration takes a few seconds and is cached per backend, model, thread count, CPU
-and pedit version.
+and pedit version. The cache only saves time: an entry that cannot be read or is not a
+cost model is measured again and overwritten; a cache that cannot be written costs one
+warning line and a measurement on every run, never the run itself.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -38,7 +43,7 @@ class CostModel:
     def __post_init__(self):
         if not self.sizes or self.sizes[0] != 1 or list(self.sizes) != sorted(set(self.sizes)):
             raise ValueError("cost model sizes must be ascending and start at 1")
-        if len(self.seconds) != len(self.sizes) or min(self.seconds) <= 0:
+        if len(self.seconds) != len(self.sizes) or not all(0 < t < math.inf for t in self.seconds):
             raise ValueError("cost model needs one positive time per size")
 
     @cached_property
@@ -66,8 +71,14 @@ class CostModel:
 
     @classmethod
     def from_json(cls, text: str) -> CostModel:
+        """The inverse of to_json; ValueError for anything else (not JSON, another shape)."""
         data = json.loads(text)
-        return cls(tuple(data["sizes"]), tuple(data["seconds"]))
+        sizes, seconds = (data.get("sizes"), data.get("seconds")) if isinstance(data, dict) else (0, 0)
+        if not (isinstance(sizes, list) and all(type(n) is int for n in sizes)):
+            raise ValueError("not a cost model: sizes must be a list of integers")
+        if not (isinstance(seconds, list) and all(type(t) in (int, float) for t in seconds)):
+            raise ValueError("not a cost model: seconds must be a list of numbers")
+        return cls(tuple(sizes), tuple(seconds))
 
     @classmethod
     def table(cls, relative: dict[int, float], unit: float = 1.0) -> CostModel:
@@ -130,8 +141,28 @@ def identity(backend) -> str:
     return f"{path}|{st.st_size}|{st.st_mtime_ns}"
 
 
-def cached(backend, identity: str, cache_dir: Path, measure_fn=measure) -> CostModel:
-    """The calibration for (backend, model identity, machine), measured once and kept."""
+def write_cache_file(path: Path, text: str) -> None:
+    """Write a cache entry atomically (a temporary file beside it, renamed over it); the
+    temporary file is removed on any failure, which is raised (OSError: the caller goes
+    on without the cache)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def warn_stderr(line: str) -> None:
+    print(f"pedit: warning: {line}", file=sys.stderr)
+
+
+def cached(backend, identity: str, cache_dir: Path, measure_fn=measure, warn=warn_stderr) -> CostModel:
+    """The calibration for (backend, model identity, machine), measured once and kept in
+    cache_dir when it can be; `warn(line)` (default: stderr) hears once that it cannot."""
     import hashlib
 
     from . import __version__
@@ -140,12 +171,12 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=measure) -> CostM
     key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}"
     path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     try:
-        return CostModel.from_json(path.read_text())
-    except (OSError, ValueError, KeyError):
+        return CostModel.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, unreadable, or not a cost model: measure again
         pass
     model = measure_fn(backend)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(model.to_json())
-    os.replace(tmp, path)
+    try:
+        write_cache_file(path, model.to_json())
+    except OSError as exc:
+        warn(f"cannot write the cost cache ({exc}); measured again next time")
     return model

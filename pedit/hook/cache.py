@@ -3,23 +3,29 @@
 key = sha256(pedit version, model, backend, rule (command, instruction, system), sampling,
 the text). A rewrite is stored under the key of its input, and under the key of its own
 output too (the fixed text needs no fix: committing it again loads no model).
+
+An entry is JSON {"key", "text"} and is used only when it is exactly that, for that key: a
+truncated, damaged or foreign file is a miss, never a rewrite. The cache only saves time:
+when it cannot be written, the hook says so once and goes on without it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__
+from ..costmodel import warn_stderr, write_cache_file
 from .rules import HookConfig, Rule
 
 
 class ResultCache:
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, warn: Callable[[str], None] = warn_stderr):
         self.directory = directory
+        self._warn = warn
+        self._unwritable = False  # warned once; no more writes tried
 
     def key(self, text: str, rule: Rule, config: HookConfig, model: str, backend: str) -> str:
         parts = [__version__, model, backend, rule.command, rule.instruction, rule.system,
@@ -27,21 +33,22 @@ class ResultCache:
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.txt"
+        return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> str | None:
         try:
-            return self._path(key).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # absent, unreadable, not JSON (UnicodeDecodeError too)
             return None
+        if isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("text"), str):
+            return entry["text"]
+        return None
 
     def put(self, key: str, text: str) -> None:
-        path = self._path(key)
+        if self._unwritable:
+            return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+            write_cache_file(self._path(key), json.dumps({"key": key, "text": text}))
+        except OSError as exc:
+            self._unwritable = True
+            self._warn(f"cannot write the hook's result cache ({exc}); going on without it")
