@@ -6,7 +6,9 @@ name, old, new)` says why such a rewrite must not be written (None: it may be); 
 shells refuse with that one line unless the user forces it (RefusedError, exit 5).
 
 Every command: a file of a structured format that parsed before must parse after
-(Python, JSON, TOML, YAML). `fix` only (an instruction to change little), also:
+(Python, JSON, TOML, YAML); and an answer that is only the start of the file
+(`cut_short`, checked per run by jobs.incomplete, chunks included) is not a rewrite.
+`fix` only (an instruction to change little), also:
     changed words   d_w(old, new) <= WORDS * |words(old)|, where d_w counts the words
                     replaced, inserted or deleted in difflib's word alignment
     size            len(new) >= SHRINK * len(old)
@@ -42,7 +44,7 @@ def reason(command: str, name: str, old: str, new: str) -> str | None:
     found = parse_error(name, old, new)
     if found or command != "fix" or new == old:
         return found
-    checks: list[Callable[[str, str], str | None]] = [_shrunk, _words]
+    checks: list[Callable[[str, str], str | None]] = [_paragraphs_kept, _words, _shrunk]
     if PurePath(name).suffix.lower() not in PROSE:
         checks.append(lambda o, n: _code_changed(name, o, n))
     for check in checks:
@@ -114,6 +116,18 @@ def parse_error(name: str, old: str, new: str) -> str | None:
     return None
 
 
+def cut_short(old: str, new: str) -> str | None:
+    """An answer that is the start of the file and much shorter: the model stopped copying
+    and closed its block early. Not a rewrite, whatever the command (--force writes it)."""
+    head = new.rstrip()
+    if head and len(new) < SHRINK * len(old) and old.startswith(head):
+        return (
+            f"stops early: it is the file's first {head.count(chr(10)) + 1} of "
+            f"{old.rstrip().count(chr(10)) + 1} lines"
+        )
+    return None
+
+
 # --- what a fix may change --------------------------------------------------------------
 
 
@@ -123,13 +137,21 @@ def _shrunk(old: str, new: str) -> str | None:
     return None
 
 
-def _words(old: str, new: str) -> str | None:
+def _alignment(old: str, new: str) -> tuple[list[str], list[str], list]:
     a, b = old.split(), new.split()
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    ops = matcher.get_opcodes()
+    return a, b, difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def _words(old: str, new: str) -> str | None:
+    a, _, ops = _alignment(old, new)
     changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
     if changed > MIN_WORDS and changed > WORDS * len(a):
         return f"changes {changed} of {len(a)} words (more than {WORDS:.0%})"
+    return None
+
+
+def _paragraphs_kept(old: str, new: str) -> str | None:
+    a, b, ops = _alignment(old, new)
     kept_a, kept_b = [False] * len(a), [False] * len(b)
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":

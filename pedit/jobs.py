@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+from . import guard
 from .backends import Backend
 from .chunking import chunks
 from .costmodel import CostModel
@@ -69,6 +70,7 @@ class Job:
     instruction: str | None  # what the user typed (refactor, edit)
     options: EngineOptions
     system: str | None = None  # --system
+    force: bool = False  # --force: write an answer that stops early anyway
 
     def request(self, text: str, name: str, part: str = "") -> EditRequest:
         instruction = self.template.render(self.instruction)
@@ -106,7 +108,7 @@ class Job:
     def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
         fin = render(self._events(req, kind), label)
         if kind == "rewrite":
-            incomplete(req.filename, req.text, fin)
+            incomplete(req.filename, req.text, fin, self.force)
         return fin
 
     def rewrite(self, text: str, name: str, render: Render) -> Outcome:
@@ -144,17 +146,21 @@ def same_trailing_newlines(answer: str, piece: str) -> str:
     return answer.rstrip("\n") + "\n" * want
 
 
-def incomplete(name: str, text: str, fin: Finished) -> None:
+def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
     """Refuse an answer that is not a whole rewrite: cut off by a limit, ended without
-    closing its fence (the model stopped early: its answer is a fragment of the file), or
-    closed at once with nothing inside for a file that has text."""
+    closing its fence (the model stopped early: its answer is a fragment of the file),
+    closed at once with nothing inside for a file that has text, or closed after copying
+    only the start of the file (guard.cut_short; this one `force` lets through)."""
     stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
+    short = None if force else guard.cut_short(text, fin.text)
     if stop in ("max_tokens", "context"):
         why = f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)"
     elif stop != "fence":
         why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
     elif not fin.text.strip() and text.strip():
         why = "is empty"
+    elif short:
+        raise RefusedError(f"{name}: the model's answer {short}; nothing written (--force to write it)", True)
     else:
         return
     raise RefusedError(f"{name}: the model's answer {why}; nothing written")

@@ -117,7 +117,7 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
         options = EngineOptions(
             req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost
         )
-        job = Job(backend, template, req.instruction, options, req.system)
+        job = Job(backend, template, req.instruction, options, req.system, req.force)
         if shell.err.is_terminal and shell.mode != "json":
             shell.err.print(legend())
         return max(shell.one(job, f) for f in files)
@@ -156,6 +156,8 @@ class Shell:
                 source = self._read(name)
                 if self.writes:
                     fileio.check_writable(Path(name))
+                    with fileio.locked(Path(name)):
+                        pass  # another pedit on it: said now, not after loading the model
             except PeditError as exc:
                 self.code = max(self.code, self.fail(name, exc))
                 continue

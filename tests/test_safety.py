@@ -1,0 +1,454 @@
+"""No user file is lost, half-written or silently damaged: the faults a new user's files
+meet (the issue "Never lose or damage a file"), each reproduced through the real CLI on
+real files, with real processes and signals where the fault needs them.
+
+`Answering` is a test double of the model for the shells: the reference backend made to
+answer with a given text (then the closing fence and end of turn), and to run a callback
+at a chosen forward pass, so that a fault can be injected while the model generates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pedit import fileio, guard, models
+from pedit.backends.reference import ReferenceBackend
+from pedit.cli import cli
+from pedit.errors import ConflictError, UsageError
+
+REF = ("-b", "reference")
+PEDIT = [sys.executable, "-m", "pedit"]
+ESSAY = "Their is many reasons why peoples enjoys reading.\n\nA good book take you far away from home.\n"
+FIXED = "There are many reasons why people enjoy reading.\n\nA good book takes you far away from home.\n"
+
+
+def invoke(*args, **kw):
+    return CliRunner().invoke(cli, list(map(str, args)), **kw)
+
+
+def leftovers(directory: Path) -> list[str]:
+    return [p.name for p in directory.iterdir() if p.name.endswith(".pedit")]
+
+
+class Answering(ReferenceBackend):
+    """Answers every rewrite with `answer` (+ fence + end of turn), greedy; calls
+    `at_pass(n)` before its n-th forward pass of a run (n = 1 is the prefill)."""
+
+    def __init__(self, answer: str, fence: str = "```", at_pass=None, **kw):
+        super().__init__(**kw)
+        self.target = self.tokenize(answer + fence) + [self.tokenize("<|im_end|>", special=True)[0]]
+        self.at_pass = at_pass or (lambda n: None)
+        self.passes = 0
+        self.prompt_len = 0
+
+    def eval(self, tokens, *, n_logits=1):
+        if self.n_past == 0:
+            self.prompt_len, self.passes = len(tokens), 0
+        self.passes += 1
+        self.at_pass(self.passes)
+        start = self.n_past
+        super().eval(tokens, n_logits=1)
+        rows = []
+        for pos in range(start + len(tokens) - n_logits, start + len(tokens)):
+            i = pos + 1 - self.prompt_len
+            row = [0.0] * self.n_vocab
+            row[self.target[min(i, len(self.target) - 1)]] = 10.0
+            rows.append(row)
+        import numpy as np
+
+        return np.asarray(rows, dtype=np.float32)
+
+
+@pytest.fixture
+def answering(monkeypatch):
+    """use(answer, at_pass=None): pedit's model becomes an Answering backend."""
+
+    def use(answer: str, at_pass=None, fence: str = "```"):
+        backend = Answering(answer, fence, at_pass)
+        monkeypatch.setattr(models, "load", lambda *a, **k: backend)
+        return backend
+
+    return use
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+# --- 1. lost updates ---------------------------------------------------------------------
+
+
+def test_a_line_appended_while_the_model_runs_is_kept(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", ESSAY)
+    answering(FIXED, at_pass=lambda n: n == 3 and essay.open("a").write("A line added meanwhile.\n"))
+    result = invoke("fix", essay, "-y", "--speculate", "off")
+    assert result.exit_code == 4
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: {essay}: changed on disk since pedit read it; nothing written"
+    )
+    assert essay.read_text() == ESSAY + "A line added meanwhile.\n"
+    assert not leftovers(tmp_path)
+
+
+def test_same_size_same_mtime_other_bytes_is_a_change(tmp_path):
+    path = write(tmp_path / "a.txt", "hello world\n")
+    source = fileio.read(path)
+    st = path.stat()
+    path.write_text("HELLO world\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r: size and mtime as read
+    with pytest.raises(ConflictError, match="changed on disk"):
+        fileio.write(source, "hello, world\n")
+    assert path.read_text() == "HELLO world\n"
+
+
+def test_a_second_pedit_on_the_same_file_stops_at_once(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", ESSAY)
+    second = []
+
+    def run_another(n):
+        if n == 3:  # while this pedit generates: a real second process on the same file
+            second.append(
+                subprocess.run([*PEDIT, "fix", str(essay), "-y", *REF], capture_output=True, text=True)
+            )
+
+    answering(FIXED, at_pass=run_another)
+    result = invoke("fix", essay, "-y", "--speculate", "off")
+    assert result.exit_code == 0 and essay.read_text() == FIXED  # the first one wins, alone
+    other = second[0]
+    assert other.returncode == 4
+    assert other.stderr.strip() == f"pedit: error: {essay}: another pedit is rewriting it; not touched"
+
+
+def test_a_symlink_retargeted_while_the_model_runs_writes_nothing(tmp_path, answering):
+    a = write(tmp_path / "A.md", ESSAY)
+    b = write(tmp_path / "B.md", "File B, which nobody asked to fix.\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(a)
+
+    def retarget(n):
+        if n == 3:
+            link.unlink()
+            link.symlink_to(b)
+
+    answering(FIXED, at_pass=retarget)
+    result = invoke("edit", link, "fix", "-y", "--speculate", "off")
+    assert result.exit_code == 4
+    assert f"now points to {b.resolve()} (it was {a.resolve()}); nothing written" in result.stderr
+    assert a.read_text() == ESSAY and b.read_text() == "File B, which nobody asked to fix.\n"
+
+
+def test_the_session_save_checks_the_file_too(tmp_path):
+    from pedit.tui.app import PeditApp
+
+    path = write(tmp_path / "notes.txt", "one\n")
+    app = PeditApp(path, load=lambda spec: (ReferenceBackend(), None), model="reference")
+    path.write_text("one\ntwo (saved by another editor)\n")
+    with pytest.raises(ConflictError):
+        fileio.write(app.source, "one!\n")
+    assert path.read_text() == "one\ntwo (saved by another editor)\n"
+
+
+# --- 2. answers that are not a whole rewrite ---------------------------------------------
+
+
+def test_an_answer_that_never_closes_its_fence_is_not_written(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", ESSAY)
+    backend = answering(FIXED)
+    backend.target = backend.tokenize(FIXED) + backend.target[-1:]  # no closing fence: text, then EOS
+    result = invoke("fix", essay, "-y", "--speculate", "off")
+    assert result.exit_code == 5
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: essay.md: the model's answer ended after 77 tokens without closing its code "
+        "block (an incomplete rewrite); nothing written"
+    )
+    assert essay.read_text() == ESSAY
+
+
+def test_an_answer_that_stops_early_is_not_written(tmp_path):
+    rep = write(tmp_path / "rep2.md", "a line of text\n" * 50)  # the issue's reproduction
+    result = invoke("edit", rep, "fix grammar", "-y", *REF)
+    assert result.exit_code == 5
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: rep2.md: the model's answer stops early: it is the file's first 3 of 50 lines; "
+        "nothing written (--force to write it)"
+    )
+    assert rep.read_text() == "a line of text\n" * 50
+
+
+def test_a_chunked_file_with_an_unclosed_chunk_is_not_written(tmp_path):
+    rep = write(tmp_path / "rep3.md", "a line of text\n" * 700)  # 10,500 bytes: 3 chunks
+    result = invoke("edit", rep, "fix grammar", "-y", *REF, "--speculate", "off")
+    assert "part 1 of 3" in result.stderr
+    assert result.exit_code == 5 and "nothing written" in result.stderr
+    assert rep.read_text() == "a line of text\n" * 700
+
+
+def test_an_answer_closed_at_once_is_not_written(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", ESSAY)
+    answering("")
+    result = invoke("fix", essay, "-y", "--speculate", "off")
+    assert result.exit_code == 5
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: essay.md: the model's answer is empty; nothing written"
+    )
+    assert essay.read_text() == ESSAY
+
+
+def test_an_answer_closed_by_a_shorter_fence_is_the_file(tmp_path, answering):
+    readme = "# Tool\n\nInstall it:\n\n```bash\npip install tool\n```\n\nThen run it.\n"
+    path = write(tmp_path / "README.md", readme)
+    fixed = readme.replace("Then run it.", "Then, run it.")
+    answering(fixed, fence="```")  # pedit's fence is ````; the model closes with ```
+    result = invoke("fix", path, "-y", "--speculate", "off")
+    assert result.exit_code == 0, result.stderr
+    assert path.read_text() == fixed  # no stray ``` line at the end
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_file_has_nothing_to_fix_and_loads_no_model(tmp_path, content):
+    empty = write(tmp_path / "empty.md", content)
+    # a model that does not exist: loading it would fail (exit 3)
+    result = invoke("fix", empty, "-y", "-m", tmp_path / "no-such-model.gguf")
+    assert result.exit_code == 0
+    assert result.stderr.strip() == "pedit: empty.md: empty, nothing to rewrite; the model was not called"
+    assert empty.read_text() == content
+
+
+# --- 4. the guard before any write -------------------------------------------------------
+
+
+PROSE = (
+    "The first paragraph has a few words in it and a typo or two, like recieve.\n\n"
+    "The second paragraph says something else entirely, about the weather in spring.\n\n"
+    "The third paragraph ends the text with a short remark about nothing much.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("new", "why"),
+    [
+        (PROSE.replace("recieve", "receive"), None),
+        (PROSE.split("\n\n", 1)[0] + "\n\n" + PROSE.split("\n\n", 2)[2], "a fix drops a paragraph"),
+        (PROSE + "\n" + PROSE.split("\n\n")[1] + "\n", "a fix duplicates a paragraph"),
+        (PROSE + "\nA new paragraph the model made up from thin air today.\n", "a fix adds a paragraph"),
+        (" ".join(w if i % 3 else w.upper() for i, w in enumerate(PROSE.split(" "))), "a fix changes"),
+    ],
+)
+def test_guard_on_prose(new, why):
+    found = guard.reason("fix", "notes.md", PROSE, new)
+    assert (found is None) if why is None else found.startswith(why), found
+    assert guard.reason("edit", "notes.md", PROSE, new) is None  # an edit may change anything
+
+
+def test_guard_on_size():
+    text = "".join(f"{' ' * 32}line {i} of an indented list\n" for i in range(20))
+    flat = text.replace(" " * 32, "")  # the same words, the layout gone
+    assert guard.reason("fix", "a.txt", text, flat) == (
+        f"a fix shrinks the file from {len(text)} to {len(flat)} characters"
+    )
+
+
+def test_guard_on_code_allows_comments_and_strings_only():
+    code = (
+        'def area(r):\n    # teh area of a circel\n    return 3.14 * r * r  # "pi"\n\nMSG = "Hello wrold"\n'
+    )
+    prose_fixed = code.replace("teh", "the").replace("circel", "circle").replace("wrold", "world")
+    assert guard.reason("fix", "geo.py", code, prose_fixed) is None
+    renamed = code.replace("area(r)", "area(radius)")
+    assert guard.reason("fix", "geo.py", code, renamed) == (
+        "a fix changes code, not only comments and strings (line 1: 'r' -> 'radius')"
+    )
+    assert guard.reason("refactor", "geo.py", code, renamed) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "bad"),
+    [
+        ("a.py", "x = 1\n", "x = = 1\n"),
+        ("a.json", '{"a": 1}\n', '{"a": 1,}\n'),
+        ("a.toml", "a = 1\n", "a = \n"),
+        ("a.yaml", "a: 1\nb: [1, 2]\n", "a: 1\nb: [1, 2\n"),
+    ],
+)
+def test_structured_files_must_still_parse(name, old, bad):
+    assert guard.reason("edit", name, old, bad).startswith("the rewrite is not valid ")
+    broken = "a: [1\n" if name.endswith(".yaml") else "not { valid"
+    assert guard.reason("edit", name, broken, bad) is None  # broken before: nothing to keep
+
+
+def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", PROSE)
+    first, _, third = PROSE.split("\n\n")
+    dropped = first + "\n\n" + third
+    answering(dropped)
+    reason = 'a fix drops a paragraph ("The second paragraph says something else…")'
+    for mode, code in (("-y", 5), ("--check", 5)):
+        result = invoke("fix", essay, mode, "--speculate", "off")
+        assert result.exit_code == code and essay.read_text() == PROSE
+        said = result.stderr.strip().splitlines()[-1]
+        assert said.startswith("pedit: error: essay.md: ") and reason in said
+    diff = invoke("fix", essay, "--diff", "--speculate", "off")
+    assert diff.exit_code == 0 and "-The second paragraph" in diff.stdout
+    assert "pedit would not write it without --force" in diff.stderr
+    record = json.loads(invoke("fix", essay, "--json", "--speculate", "off").stdout)[0]
+    assert record["refused"].startswith("a fix drops a paragraph") and not record["written"]
+    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off")
+    assert forced.exit_code == 0 and essay.read_text() == dropped
+    assert "written (forced: a fix drops a paragraph" in forced.stderr
+
+
+# --- 5. owner, special bits, extended attributes -----------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_root_keeps_the_owner_and_mode_of_another_users_file(tmp_path, answering):
+    path = write(tmp_path / "script.md", ESSAY)
+    os.chown(path, 1234, 1234)
+    os.chmod(path, 0o4755)
+    try:
+        os.setxattr(path, "user.origin", b"kept")
+        xattrs = True
+    except OSError:
+        xattrs = False  # a file system without user xattrs
+    answering(FIXED)
+    result = invoke("fix", path, "-y", "--speculate", "off")
+    assert result.exit_code == 0 and path.read_text() == FIXED
+    st = path.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 1234, 0o4755)
+    if xattrs:
+        assert os.getxattr(path, "user.origin") == b"kept"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a process as another user")
+def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path):
+    """A real process of another user (forked, then setuid 1234) on a file owned by root
+    that anyone may write, in a folder anyone may write: pedit could replace the file, but
+    not give it back to root, so it refuses before any model work and at the write."""
+    folder = Path(tempfile.mkdtemp(prefix="pedit-shared-"))  # pytest's tmp_path is root's alone
+    folder.chmod(0o777)
+    path = write(folder / "root.md", ESSAY)
+    path.chmod(0o666)
+    read, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: another user
+        code = 0
+        try:
+            os.setgroups([])
+            os.setgid(1234)
+            os.setuid(1234)
+            source = fileio.read(path)
+            for step in (lambda: fileio.check_writable(path), lambda: fileio.write(source, FIXED)):
+                try:
+                    step()
+                except UsageError as exc:
+                    os.write(write_end, (exc.message + "\n").encode())
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    said = os.read(read, 4096).decode().splitlines()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert said == [
+        f"{path}: owned by 0:0; pedit could not keep its owner",
+        f"{path}: owned by 0:0; pedit cannot keep its owner, so it writes nothing",
+    ]
+    assert path.read_text() == ESSAY and path.stat().st_uid == 0 and not leftovers(folder)
+    shutil.rmtree(folder)
+
+
+# --- 6. binary files ----------------------------------------------------------------------
+
+
+def test_a_nul_byte_anywhere_is_binary(tmp_path):
+    path = tmp_path / "late.txt"
+    path.write_bytes(b"text line\n" * 1000 + b"\0tail\n")  # past the first 8 KiB
+    result = invoke("fix", path, "--check", *REF)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"pedit: error: {path}: looks binary (contains NUL bytes)"
+    with pytest.raises(UsageError, match="control bytes"):
+        fileio.decode(b"caf\xe9\n" * 3000 + b"\x01", "x")  # latin-1 with a control byte late
+
+
+# --- 9. SIGTERM ---------------------------------------------------------------------------
+
+
+def test_sigterm_during_the_write_cleans_up_and_exits_143(tmp_path):
+    """A real process and a real signal, delivered while the temporary file is being written
+    (the fault injected at the fsync call): the original stays, no temporary file is left."""
+    essay = write(tmp_path / "essay.md", ESSAY)
+    script = f"""
+import os, signal, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_safety import Answering
+from pedit import models, cli
+models.load = lambda *a, **k: Answering({FIXED!r})
+real_fsync = os.fsync
+def fsync(fd):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real_fsync(fd)
+os.fsync = fsync
+sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
+cli.main()
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 143, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: terminated; the file being rewritten was not written"
+    )
+    assert essay.read_text() == ESSAY and not leftovers(tmp_path)
+
+
+def test_sigterm_while_the_model_runs_exits_143(tmp_path):
+    essay = write(tmp_path / "essay.md", ESSAY * 200)
+    proc = subprocess.Popen(
+        [*PEDIT, "edit", str(essay), "Copy it.", "-y", *REF, "--speculate", "off"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    for line in proc.stderr:
+        if "loading" in line or "reference" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert essay.read_text() == ESSAY * 200 and not leftovers(tmp_path)
+
+
+# --- 11, 12. the files named ----------------------------------------------------------------
+
+
+def test_the_same_file_named_twice_is_rewritten_once(tmp_path, monkeypatch):
+    essay = write(tmp_path / "a.md", ESSAY)
+    (tmp_path / "link.md").symlink_to(essay)
+    monkeypatch.chdir(tmp_path)
+    result = invoke("fix", "a.md", "./a.md", "link.md", str(essay), "--json", *REF)
+    assert result.exit_code == 0, result.stderr
+    assert [r["file"] for r in json.loads(result.stdout)] == ["a.md"]
+
+
+def test_file_errors_come_before_any_model_work(tmp_path):
+    missing_model = ("-m", tmp_path / "no-such-model.gguf")  # loading it would be exit 3
+    assert invoke("fix", tmp_path / "typo.md", "-y", *missing_model).exit_code == 2
+    ro = write(tmp_path / "ro.md", ESSAY)
+    ro.chmod(0o444)
+    result = invoke("fix", ro, "-y", *missing_model)
+    assert result.exit_code == 2 and "read-only file" in result.stderr
+    assert "loading" not in result.stderr
+    # a good file beside a bad one: the bad one is said first, the good one still runs
+    good = write(tmp_path / "good.md", ESSAY)
+    result = invoke("fix", tmp_path / "typo.md", good, "--check", *REF)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"pedit: error: {tmp_path / 'typo.md'}: no such file"
