@@ -1,7 +1,9 @@
 """The `pedit` command: a thin shell that parses input and hands it to runner.py.
 
 Exit codes (docs/cli.md): 0 ok or no change, 1 would change (--check), 2 usage error or
-bad input, 3 model missing/corrupt/unloadable, 70 internal error, 130 interrupted.
+bad input, 3 model missing/corrupt/unloadable, 4 conflict (the file changed on disk), 5
+refused (an incomplete answer, or the write guard), 70 internal error, 130 interrupted,
+143 terminated.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ def _fail(ctx: click.Context, message: str, code: int):
 
 EPILOG = """\b
 Exit codes: 0 ok or no change, 1 would change (--check), 2 usage error or bad
-input, 3 model missing, corrupt or unloadable, 70 internal error, 130 interrupted.
+input, 3 model missing, corrupt or unloadable, 4 the file changed on disk (or
+another pedit has it), 5 the answer was refused (incomplete, or the guard),
+70 internal error, 130 interrupted, 143 terminated.
 \b
 Settings: flags > PEDIT_MODEL / PEDIT_BACKEND > [tool.pedit] in pyproject.toml >
 the user config file > defaults; `pedit config` shows them and their sources."""
@@ -118,7 +122,9 @@ output_options = _options(
     _mode("--stdout", "stdout", "Print the rewritten text only (the default for FILE '-')."),
     _mode("--json", "json", "Print results and figures as JSON; write nothing."),
     click.option(
-        "--force", is_flag=True, help="Rewrite hard-linked files; write Python that no longer parses."
+        "--force",
+        is_flag=True,
+        help="Rewrite hard-linked files; write what the guard refuses (docs/cli.md).",
     ),
 )
 
