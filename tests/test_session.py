@@ -10,10 +10,12 @@ from pedit.backends.reference import ReferenceBackend
 from pedit.costmodel import measure
 from pedit.decode import DecodeOptions, common_prefix, generate
 from pedit.edit import edit_events
+from pedit.errors import RefusedError
 from pedit.events import Prefilled, TokenGenerated, TokensAccepted
 from pedit.jobs import EngineOptions
 from pedit.prompt import build_prompt
 from pedit.request import EditRequest
+from pedit.sampling import Sampling
 from pedit.session import Session, SessionError
 
 TEXT = (
@@ -172,3 +174,30 @@ def test_a_long_conversation_starts_again_from_the_working_text():
     assert len(s.request("next").history) < 5  # it started again at least once
     for text in reversed(texts[:-1]):  # undo still walks back through every accepted turn
         assert s.undo() and s.text == text
+
+
+TUI_TEXT = (
+    "The quick brown fox jumps over the lazy dog.\n"
+    "It was the best of times, it was the worst of times.\n"
+    "And so it goes, and so it went.\n"
+    "One more line here.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("backend_seed", "seed", "why"),
+    [
+        (0, 0, "was cut off after 200 tokens"),
+        (1, 1, "ended after 128 tokens without closing its code block (an incomplete rewrite)"),
+    ],
+)
+def test_an_answer_that_is_not_a_whole_rewrite_is_never_offered(backend_seed, seed, why):
+    """Sampled on the reference model, these answers run off (max_tokens) or stop before
+    closing their fence: the turn raises, no answer is pending, the text is unchanged."""
+    sampling = Sampling(temperature=1.0, seed=seed)
+    options = EngineOptions(max_tokens=200, sampling=sampling, speculate="fixed")
+    session = Session(ReferenceBackend(seed=backend_seed), TUI_TEXT, "notes.txt", options=options)
+    with pytest.raises(RefusedError) as refused:
+        list(session.run("Fix it."))
+    assert refused.value.message.startswith(f"notes.txt: the model's answer {why}")
+    assert session.pending is None and session.text == TUI_TEXT and not session.turns
