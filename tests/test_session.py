@@ -18,8 +18,11 @@ from pedit.request import EditRequest
 from pedit.sampling import Sampling
 from pedit.session import Session, SessionError
 
-TEXT = (
-    "The quick brown fox jumps over the lazy dog.\nIt was the best of times, it was the worst of times.\n" * 3
+TEXT = (  # distinct lines: the greedy reference model copies it whole (repeated lines, it
+    # would close its block after the first repeat: an answer that stops early, refused)
+    "The quick brown fox jumps over the lazy dog.\nIt was the best of times, it was the worst of times.\n"
+    "A stitch in time saves nine, they said.\nNo man is an island, entire of itself.\n"
+    "Call me Ishmael; some years ago I went to sea.\nAll happy families are alike.\n"
 )
 
 
