@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import config, models
+from .costmodel import warn_stderr
 from .models import assemble
 from .render import RichReporter
 
@@ -76,11 +77,17 @@ def pull(name, backend):
     ref = models.parse_model(name)
     # Already assembled: re-hash the whole file whatever its record says (it also catches a
     # change that kept the size and times); a file that does not match is assembled again.
-    where = models.models_dir()
+    where, said = models.models_dir(), set()
+
+    def warn(line: str) -> None:  # verify() and prepare() may both fail to write the record
+        if line not in said:
+            said.add(line)
+            warn_stderr(line)
+
     present = ref.kind == "bundled" and assemble.target_path(ref.bundled, where).exists()
-    if present and not assemble.verify(ref.bundled, where, reporter):
+    if present and not assemble.verify(ref.bundled, where, reporter, warn):
         err.print(f"pedit: {name} was corrupt in the cache; assembling it again", highlight=False)
-    prepared = models.prepare(name, backend, reporter, install=True)
+    prepared = models.prepare(name, backend, reporter, install=True, warn=warn)
     click.echo(f"{name}: ready ({prepared.kind}) at {prepared.path}")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -294,6 +295,93 @@ def test_a_corrupt_bundled_model_exits_3_and_pull_repairs_it(tiny_bundled, tmp_p
     assert path.read_bytes() == good and "ready" in row(pedit("models").output, "tiny")
     models.load("tiny", "llama.cpp", n_ctx=256).close()
     assert essay.read_text() == "Their is a typo.\n"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """mount(size) -> a real, empty tmpfs of `size` bytes (whole 4 KiB pages; directories
+    take none), unmounted after the test; skipped where mounting is not permitted."""
+    mounts = []
+
+    def mount(size: int) -> Path:
+        where = tmp_path / f"disk{len(mounts)}"
+        where.mkdir()
+        cmd = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"mounting a small tmpfs is not permitted here ({r.stderr.strip()}); no full disk")
+        mounts.append(where)
+        return where
+
+    yield mount
+    for where in mounts:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+def free_bytes(where: Path) -> int:
+    st = os.statvfs(where)
+    return st.f_bfree * st.f_frsize
+
+
+def test_an_unwritable_cache_is_exit_3_naming_the_directory(tmp_path, monkeypatch):
+    """The issue's case: the default model, XDG_CACHE_HOME under a regular file, was exit 70
+    (internal error: NotADirectoryError); `pedit models` crashed the same way."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.md").write_text("Their is a typo.\n")
+    result = pedit("fix", "x.md", "--diff")
+    assert result.exit_code == 3, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: cannot assemble model qwen2.5-coder-0.5b in {blocker}/cache/pedit/models "
+        f"(Not a directory: {blocker} is a file); set XDG_CACHE_HOME to a writable directory "
+        "(the model needs 491 MB)"
+    )
+    listing = pedit("models")
+    assert listing.exit_code == 0, listing.stderr
+    assert "installed" in row(listing.output, "qwen2.5-coder-0.5b")
+    assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"
+
+
+def test_a_disk_full_mid_write_is_exit_3_and_leaves_nothing(tmp_path, monkeypatch, small_disk):
+    """The 491 MB default model into a 64 KiB cache: the disk fills during the first block,
+    with bytes already written; the partial file is removed (and closed: the space is free
+    again), and the error says why and what to do."""
+    disk = small_disk(64 * 1024)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(disk))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.md").write_text("Their is a typo.\n")
+    result = pedit("fix", "x.md", "--diff")
+    assert result.exit_code == 3, result.stderr
+    where = disk / "pedit" / "models"
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: cannot assemble model qwen2.5-coder-0.5b in {where} (No space left on device); "
+        "free space there (the model needs 491 MB), or set XDG_CACHE_HOME to a directory with room"
+    )
+    assert list(where.iterdir()) == [] and free_bytes(disk) == 64 * 1024
+    assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"
+
+
+def test_a_verification_record_that_cannot_be_written_is_one_warning(
+    tiny_bundled, tiny_gguf, small_disk, monkeypatch
+):
+    """A cache with room for the model and not one page more: the record beside it cannot
+    be written. Each run says so once and goes on (the file is hashed again next time)."""
+    disk = small_disk(-(-tiny_bundled.size // 4096) * 4096)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(disk))
+    path = disk / "pedit" / "models" / "tiny.gguf"
+    said = (
+        f"pedit: warning: cannot write {path}.verified.json (No space left on device); "
+        "tiny.gguf is hashed again on its next use"
+    )
+    for verb in ("pull", "pull", "path"):  # assembled; verified (twice: one line); checked
+        result = pedit("models", verb, "tiny")
+        assert result.exit_code == 0, result.stderr
+        assert [line for line in result.stderr.splitlines() if "warning" in line] == [said]
+        assert leftovers(path.parent) == [] and not path.with_name("tiny.gguf.verified.json").exists()
+    assert result.stdout == f"{path}\n" and path.read_bytes() == tiny_gguf.read_bytes()
+    models.load("tiny", "llama.cpp", n_ctx=256).close()
 
 
 @pytest.mark.parametrize(

