@@ -41,9 +41,11 @@ def run_command(
 ):
     """Rewrite the staged files the rules select (FILES: these files, as pre-commit passes them).
 
-    Never prompts. One line per file; exit 0 when the commit may go on, 1 when it should
-    stop (changes to review, check failed, a fix it could not write safely, over budget
-    with on_budget = "fail"), 2 bad configuration, 3 model missing. SKIP=pedit skips it.
+    Never prompts. One line per file; exit 0 when the commit may go on (a model's answer
+    refused as incomplete or unsafe leaves its file as staged), 1 when it should stop
+    (changes to review, check failed, a fix it could not write safely, a file staged again
+    while it ran, over budget with on_budget = "fail"), 2 bad configuration, 3 model
+    missing. SKIP=pedit skips it.
     """
     from . import config
     from .hook import git, rules

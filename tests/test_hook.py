@@ -366,6 +366,138 @@ def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
         assert staged(repo, "notes.md") == NOTES and out.code == 1
 
 
+class Doctored(ReferenceBackend):
+    """The reference model, which copies its input, with some characters written otherwise
+    (`spell`: {"q": b"Q"} makes a small fix, {'"': b"'"} breaks JSON), ending its answer
+    (end of turn, no closing fence) at its `stop_after`-th step if given, and calling
+    `meanwhile()` at its first forward pass: the user at work while the model runs."""
+
+    def __init__(self, spell=None, stop_after=None, meanwhile=None):
+        super().__init__()
+        self.spell = {ord(k): v for k, v in (spell or {}).items()}
+        self.stop_after, self.meanwhile, self.steps = stop_after, meanwhile, 0
+
+    def token_bytes(self, token):
+        return self.spell.get(token) or super().token_bytes(token)
+
+    def eval(self, tokens, *, n_logits=1):
+        if self.meanwhile:
+            self.meanwhile, meanwhile = None, self.meanwhile
+            meanwhile()
+        logits = super().eval(tokens, n_logits=n_logits)
+        if len(tokens) == 1:  # a decoding step (speculate = "off")
+            self.steps += 1
+            if self.steps == self.stop_after:
+                logits[-1, min(self.eos_ids)] = 1e9
+        return logits
+
+
+def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ...] = ("*.md",)):
+    """The hook in this process, as `way` (restage, review, check or pre-commit) runs it,
+    with one `fix` rule for `files`: (a function that runs it on `file` and returns the
+    Outcome, its result cache, the cache's key for a text of `file`)."""
+    mode = "check" if way == "check" else "fix"
+    hook_config = HookConfig(rules=(Rule(files),), mode=mode, restage=way == "restage")
+    settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
+    cache = ResultCache(tmp_path / "cache")
+    model = str(settings.get("model"))
+    key = lambda text: cache.key(text, hook_config.rule_for(file), hook_config, model, "reference")  # noqa: E731
+    files = [str(repo / file)] if way == "pre-commit" else None
+    return lambda: run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache"), cache, key
+
+
+REFUSED = {  # a file, its text, a fix of it that the guard refuses, and why
+    "notes.md": (NOTES, NOTES.replace(PARAGRAPHS[3] + "\n", ""),
+                 'a fix drops a paragraph ("A third paragraph'),
+    "data.json": ('{"name": "pedit",\n "tags": ["cli"]}\n', '{"name": "pedit",\n "tags": ["cli"]\n',
+                  "the rewrite is not valid JSON"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("way", ["restage", "review", "check", "pre-commit"])
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_cached_fix_the_guard_refuses_is_never_staged_or_written(tmp_path, monkeypatch, name, way):
+    text, bad, why = REFUSED[name]
+    repo = make_repo(tmp_path / "r")
+    (repo / name).write_text(text)
+    sh("git", "add", name, cwd=repo)
+    run, cache, key = direct(repo, tmp_path, way, name, ("*.md", "*.json"))
+    cache.put(key(text), bad)  # as if the model had answered it
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: pytest.fail("the fix is cached"))
+    out = run()
+    (line,) = out.lines  # no diff in check mode: not a fix
+    assert line.startswith(f"not fixed {name}: the model's rewrite is refused: {why}"), line
+    assert line.endswith("; left as staged") and out.code == 0  # the commit goes on
+    assert (repo / name).read_text() == staged(repo, name) == text
+    assert cache.get(key(bad)) is None  # not stored as a fixed text either
+
+
+def test_a_new_fix_the_guard_refuses_is_not_cached_and_the_commit_goes_on(tmp_path, monkeypatch):
+    text = REFUSED["data.json"][0]
+    repo = make_repo(tmp_path / "r")
+    (repo / "data.json").write_text(text)
+    sh("git", "add", "data.json", cwd=repo)
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={'"': b"'"}))
+    run, cache, key = direct(repo, tmp_path, "restage", "data.json", ("*.json",))
+    out = run()
+    (line,) = out.lines
+    assert line.startswith("not fixed data.json: the model's rewrite is refused: the rewrite is not valid")
+    assert out.code == 0 and (repo / "data.json").read_text() == staged(repo, "data.json") == text
+    assert cache.get(key(text)) is None and not list((tmp_path / "cache").rglob("*.*"))
+
+
+def test_a_refused_fix_lets_a_real_commit_go_on_unchanged(tmp_path):
+    repo = make_repo(tmp_path / "r", extra="restage = true\n")
+    install(repo)
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    seed_fix(repo, "notes.md", NOTES, REFUSED["notes.md"][1])
+    result = commit(repo)
+    assert result.returncode == 0, result.stderr
+    assert "not fixed notes.md: the model's rewrite is refused: a fix drops a paragraph" in result.stderr
+    assert committed(repo, "notes.md") == (repo / "notes.md").read_text() == NOTES
+
+
+@pytest.mark.parametrize("way", ["restage", "check", "pre-commit"])
+def test_an_incomplete_answer_is_not_fixed_and_the_commit_goes_on(tmp_path, monkeypatch, way):
+    repo = make_repo(tmp_path / "r")
+    (repo / "notes.md").write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={"q": b"Q"}, stop_after=20))
+    run, cache, key = direct(repo, tmp_path, way, "notes.md")
+    out = run()
+    (line,) = out.lines
+    assert line.startswith("not fixed notes.md: the model's answer ended after "), line
+    assert line.endswith("without closing its code block (an incomplete rewrite); left as staged")
+    assert out.code == 0 and (repo / "notes.md").read_text() == staged(repo, "notes.md") == NOTES
+    assert cache.get(key(NOTES)) is None and not list((tmp_path / "cache").rglob("*.*"))
+
+
+@pytest.mark.parametrize("user", ["stages the rest", "edits and stages"])
+def test_a_git_add_made_while_the_model_runs_is_never_overwritten(tmp_path, monkeypatch, user):
+    repo = make_repo(tmp_path / "r")
+    notes = repo / "notes.md"
+    notes.write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    later = NOTES + "\nA line the user staged while pedit ran.\n"
+    if user == "stages the rest":  # partially staged; `git add` stages the rest meanwhile
+        notes.write_text(later)
+
+    def meanwhile():
+        if user == "edits and stages":
+            notes.write_text(later)
+        sh("git", "add", "notes.md", cwd=repo)
+
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored({"q": b"Q"}, meanwhile=meanwhile))
+    run, cache, key = direct(repo, tmp_path, "restage", "notes.md")
+    out = run()
+    assert out.lines == [
+        "not fixed notes.md: its staged content changed while pedit ran (a `git add`?); nothing staged"
+        " or written, commit again"
+    ]
+    assert out.code == 1 and staged(repo, "notes.md") == notes.read_text() == later
+
+
 # --- the pre-commit framework ------------------------------------------------------------------
 
 

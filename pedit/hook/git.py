@@ -1,13 +1,16 @@
 """The git plumbing the hook needs, as small functions over `git` subprocesses.
 
-Staged content is read from the index (`git cat-file blob :PATH`), never from the working
-tree; a fixed file goes back into the index as a new blob with the same mode
-(`git hash-object -w` + `git update-index --cacheinfo`), and into the working tree by a
-three-way merge (`git merge-file`), so unstaged changes survive.
-
 What is staged comes from `git diff --cached --raw -M`: each path with its index mode (a
-gitlink, mode 160000, is a submodule's commit, not a blob) and the path in HEAD its
-changes count from (the old path of a rename), so a renamed file is not a new one.
+gitlink, mode 160000, is a submodule's commit, not a blob), its staged blob's id, and the
+path in HEAD its changes count from (the old path of a rename), so a renamed file is not a
+new one.
+
+Staged content is read from the index by that blob id (`git cat-file blob ID`), never from
+the working tree; a fixed file goes back into the index as a new blob with the same mode
+(`git hash-object -w` + `git update-index --cacheinfo`) only if the path's index entry is
+still that blob (`git ls-files -s`, just before): a `git add` made while the model ran is
+never overwritten. It goes into the working tree by a three-way merge (`git merge-file`),
+so unstaged changes survive.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import ConflictError, UsageError
 
 
 def git(*args: str, cwd: Path, data: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -46,6 +49,7 @@ class Staged:
     path: str
     mode: str  # the index mode: 100644, 100755, 120000 (symlink), 160000 (gitlink: a submodule)
     base: str | None  # its path in HEAD, the old one for a rename; None for a new file
+    blob: str = ""  # the staged blob's id (a gitlink: the commit's); "" for a file not staged
 
 
 def staged(repo: Path) -> list[Staged]:
@@ -57,12 +61,12 @@ def staged(repo: Path) -> list[Staged]:
     fields = out.split("\0")
     entries, i = [], 0
     while i + 1 < len(fields) and fields[i].startswith(":"):
-        mode, status = fields[i].split(" ")[1], fields[i].split(" ")[4]
+        _, mode, _, blob, status = fields[i].split(" ")  # :mode mode sha sha status
         if status[0] in "RC":  # :old new sha sha R100 \0 old \0 new
             old, path, i = fields[i + 1], fields[i + 2], i + 3
         else:
             old, path, i = fields[i + 1], fields[i + 1], i + 2
-        entries.append(Staged(path, mode, None if status[0] == "A" else old))
+        entries.append(Staged(path, mode, None if status[0] == "A" else old, blob))
     return entries
 
 
@@ -77,15 +81,31 @@ def staged_blob(repo: Path, path: str) -> bytes:
     return git("cat-file", "blob", f":0:{path}", cwd=repo).stdout
 
 
-def index_mode(repo: Path, path: str) -> str:
-    """The index entry's mode (100644, 100755; 120000 for a symlink)."""
-    return git("ls-files", "-s", "--", path, cwd=repo).stdout.decode().split(" ", 1)[0]
+def blob(repo: Path, blob_id: str) -> bytes:
+    return git("cat-file", "blob", blob_id, cwd=repo).stdout
 
 
-def set_staged(repo: Path, path: str, data: bytes) -> None:
-    """Replace the staged content of `path` (same mode)."""
+def index_entry(repo: Path, path: str) -> tuple[str, str] | None:
+    """(mode, blob id) of the index entry of `path` (exactly that path: a literal
+    pathspec), or None when it has none at stage 0 (removed, or a merge conflict)."""
+    out = git("ls-files", "-s", "-z", "--", f":(literal){path}", cwd=repo).stdout.decode()
+    for row in out.split("\0"):
+        meta, _, name = row.partition("\t")  # mode sha stage \t path
+        if name == path and meta.endswith(" 0"):
+            mode, sha, _ = meta.split(" ")
+            return mode, sha
+    return None
+
+
+def set_staged(repo: Path, path: str, data: bytes, expect: str) -> None:
+    """Replace the staged content of `path` (same mode) if its index entry is still the
+    blob `expect` (the one the fix was made from); ConflictError, and nothing staged, if
+    it changed meanwhile (a `git add`, a `git rm --cached`)."""
+    entry = index_entry(repo, path)
+    if entry is None or entry[1] != expect:
+        raise ConflictError(f"{path}: its staged content changed while pedit ran")
     sha = git("hash-object", "-w", "--stdin", cwd=repo, data=data).stdout.decode().strip()
-    git("update-index", "--cacheinfo", f"{index_mode(repo, path)},{sha},{path}", cwd=repo)
+    git("update-index", "--cacheinfo", f"{entry[0]},{sha},{path}", cwd=repo)
 
 
 def in_head(repo: Path, path: str) -> bool:

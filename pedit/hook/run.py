@@ -14,8 +14,14 @@ files with merge conflict markers are skipped with a line (symlinks silently); a
 text is as in HEAD (a pure rename, a mode change) is ok without a model; then the result
 cache (no model load when every file is cached); otherwise the model (loaded once, on first
 need) rewrites only the blocks with staged changes when the file is in HEAD (under its old
-name for a rename) and the changes are a small part of it, else the whole file. Writing
-back: worktree.py.
+name for a rename) and the changes are a small part of it, else the whole file.
+
+Nothing unsafe is written or cached: an answer that is not a whole rewrite (jobs.incomplete:
+cut off, no closing fence, empty) and a rewrite guard.reason refuses (a structured file
+that no longer parses; for `fix`, too much changed, a paragraph dropped, code changed),
+cached or new, leave the file as staged with a `not fixed` line, and the commit goes on:
+the staged text is not made worse (as on_budget = "pass"), and check mode does not count
+it as a fix. Writing back: worktree.py.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import fileio, models
+from .. import fileio, guard, models
 from ..chunking import blocks
-from ..errors import ExitCode, ModelError, PeditError, UsageError
+from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
 from ..events import Event, Finished, Stats
 from ..hunks import hunks
 from ..render import unified_diff
@@ -237,8 +243,18 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
-    if new is None:
-        new, stats = rewriter.rewrite(source.text, path, rule, changed)
+    fresh = new is None
+    if fresh:
+        try:
+            new, stats = rewriter.rewrite(source.text, path, rule, changed)
+        except RefusedError as exc:  # not a whole rewrite: nothing to write or cache
+            out.say(f"not fixed {path}: {_answer_problem(exc.message, path)}; left as staged")
+            return
+    refused = guard.reason(rule.command, path, source.text, new) if new != source.text else None
+    if refused:
+        out.say(f"not fixed {path}: the model's rewrite is refused: {refused}; left as staged")
+        return
+    if fresh:
         cache.put(keyed(source.text), new)
         cache.put(keyed(new), new)
     if new == source.text:
@@ -249,7 +265,9 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         out.say(f"would fix {path}: {what}", True)
         out.lines += [line.rstrip("\n") for line in unified_diff(source.text, new, path)]
     elif native:
-        worktree.apply_native(repo, path, data, source.encode(new), snap, config.restage, what, out.say)
+        worktree.apply_native(
+            repo, path, data, entry.blob, source.encode(new), snap, config.restage, what, out.say
+        )
     else:  # pre-commit: the file on disk is the staged content
         worktree.apply_file(file, path, source.encode(new), snap, what, out.say)
 
@@ -267,7 +285,7 @@ def _read(repo, entry: git.Staged, config, out: Outcome, native: bool):
     snap = worktree.snapshot(file)  # what a write must still find there (native: the merge's "ours")
     if not native and snap.data is None:
         return None  # pre-commit passes files, not symlinks or folders
-    data = git.staged_blob(repo, path) if native else snap.data
+    data = git.blob(repo, entry.blob) if native else snap.data  # the staged blob, by its id
     if len(data) > config.max_bytes:
         out.say(f"skipped {path}: {len(data)} bytes, over max_bytes ({config.max_bytes})")
         return None
@@ -280,6 +298,12 @@ def _read(repo, entry: git.Staged, config, out: Outcome, native: bool):
         out.say(f"skipped {path}: has merge conflict markers")
         return None
     return data, source, snap
+
+
+def _answer_problem(message: str, path: str) -> str:
+    """A RefusedError of jobs.incomplete without the file's name and its "nothing written"
+    (the hook's line names the file and says what is left)."""
+    return message.removeprefix(f"{path}: ").removesuffix("; nothing written")
 
 
 def _staged_or_none(repo: Path, path: str) -> bytes | None:
