@@ -139,9 +139,17 @@ class SlowReference(ReferenceBackend):
         return super().eval(tokens, n_logits=n_logits)
 
 
+# Distinct lines: the reference model copies them whole (repeated lines would make it close
+# its block after the first repeat: an answer that stops early, which is refused).
+LONG = TEXT + (
+    "A stitch in time saves nine, they said.\nNo man is an island, entire of itself.\n"
+    "Call me Ishmael; some years ago I went to sea.\nAll happy families are alike.\n"
+)
+
+
 async def test_cancel_a_running_generation_without_leaving(tmp_path):
     path = tmp_path / "notes.txt"
-    path.write_text(TEXT * 40)  # a long answer: the greedy reference model copies the file
+    path.write_text(LONG)  # a long answer: the greedy reference model copies the file
     app = PeditApp(
         path, load=lambda spec: (SlowReference(), None), model="slow", options=EngineOptions(speculate="off")
     )
@@ -151,13 +159,13 @@ async def test_cancel_a_running_generation_without_leaving(tmp_path):
         app.instruction.focus()
         await pilot.press("enter")
         await until(pilot, lambda: len(app.document._stream) > 5)
-        assert app.running  # the answer is ~100 tokens: seconds at this pace
+        assert app.running  # the answer is ~240 tokens: seconds at this pace
         await pilot.press("escape")
         await until(pilot, lambda: not app.running)
-        assert app.session.pending is None and app.session.text == TEXT * 40
+        assert app.session.pending is None and app.session.text == LONG
         assert app.is_running and "cancelled" in app.sub_title
         t = await ask(pilot, app, "Copy it.")  # the app and the backend still work, exactly
-        fresh = Session(ReferenceBackend(), TEXT * 40, "notes.txt", options=EngineOptions(speculate="off"))
+        fresh = Session(ReferenceBackend(), LONG, "notes.txt", options=EngineOptions(speculate="off"))
         list(fresh.run("Copy it."))
         assert t.answer == fresh.pending.answer and t.reused_tokens > 0
 
