@@ -146,16 +146,28 @@ def same_trailing_newlines(answer: str, piece: str) -> str:
     return answer.rstrip("\n") + "\n" * want
 
 
+END_LINES = 3  # an unclosed answer that ends with the file's last lines reached its end
+
+
+def reached_end(text: str, answer: str) -> bool:
+    """Did an answer that ended without its closing fence still reach the end of the file?
+    Its last END_LINES non-blank lines are the file's (a Markdown file that ends with a
+    code block: the model took the block's closing line for its own and stopped)."""
+    tail = [x.rstrip() for x in text.splitlines() if x.strip()][-END_LINES:]
+    return bool(tail) and [x.rstrip() for x in answer.splitlines() if x.strip()][-END_LINES:] == tail
+
+
 def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
     """Refuse an answer that is not a whole rewrite: cut off by a limit, ended without
-    closing its fence (the model stopped early: its answer is a fragment of the file),
+    closing its fence before the file's end (the model stopped early: its answer is a
+    fragment of the file; see reached_end),
     closed at once with nothing inside for a file that has text, or closed after copying
     only the start of the file (guard.cut_short; this one `force` lets through)."""
     stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
     short = None if force else guard.cut_short(text, fin.text)
     if stop in ("max_tokens", "context"):
         why = f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)"
-    elif stop != "fence":
+    elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
         why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
     elif not fin.text.strip() and text.strip():
         why = "is empty"

@@ -216,6 +216,25 @@ def test_an_answer_closed_by_a_shorter_fence_is_the_file(tmp_path, answering):
     assert path.read_text() == fixed  # no stray ``` line at the end
 
 
+def test_an_unclosed_answer_that_reached_the_files_end_is_the_file(tmp_path, answering):
+    """A README that ends with a code block: the model wrote the whole file, took the
+    block's closing ``` for its own and stopped (the default model did this to
+    jinja_readme.md of the corpus). That is the file; stopping earlier is not."""
+    readme = "# Tool\n\nIts use in a nut shell:\n\n```bash\ntool run\ntool stop\n```\n"
+    path = write(tmp_path / "README.md", readme)
+    fixed = readme.replace("nut shell", "nutshell")
+    backend = answering(fixed)
+    backend.target = backend.tokenize(fixed.rstrip("\n")) + backend.target[-1:]  # no ````: EOS
+    result = invoke("fix", path, "-y", "--speculate", "off")
+    assert result.exit_code == 0, result.stderr
+    assert path.read_text() == fixed
+    early = fixed.split("tool stop")[0]
+    backend.target = backend.tokenize(early) + backend.target[-1:]
+    result = invoke("fix", write(path, readme), "-y", "--speculate", "off")
+    assert result.exit_code == 5 and "without closing its code block" in result.stderr
+    assert path.read_text() == readme
+
+
 @pytest.mark.parametrize("content", ["", "\n\n  \n"])
 def test_an_empty_file_has_nothing_to_fix_and_loads_no_model(tmp_path, content):
     empty = write(tmp_path / "empty.md", content)
