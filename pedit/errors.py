@@ -49,9 +49,10 @@ class RefusedError(PeditError):
 
     exit_code = ExitCode.REFUSED
 
-    def __init__(self, message: str, force: bool = False):
+    def __init__(self, message: str, force: bool = False, reason: str = ""):
         super().__init__(message)
         self.forceable = force
+        self.reason = reason or message  # what is wrong, without the file's name
 
 
 class Terminated(KeyboardInterrupt):

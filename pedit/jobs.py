@@ -158,21 +158,26 @@ def reached_end(text: str, answer: str) -> bool:
 
 
 def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
-    """Refuse an answer that is not a whole rewrite: cut off by a limit, ended without
-    closing its fence before the file's end (the model stopped early: its answer is a
-    fragment of the file; see reached_end),
-    closed at once with nothing inside for a file that has text, or closed after copying
-    only the start of the file (guard.cut_short; this one `force` lets through)."""
+    """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
+    and one closed at once with nothing inside for a file that has text. Written only with
+    `force`: one that ended without closing its fence before the file's end (the model
+    stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
+    is only the start of the file (guard.cut_short)."""
     stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
-    short = None if force else guard.cut_short(text, fin.text)
+    forceable = True
     if stop in ("max_tokens", "context"):
-        why = f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)"
+        why, forceable = (
+            f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
+            False,
+        )
     elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
         why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
     elif not fin.text.strip() and text.strip():
-        why = "is empty"
-    elif short:
-        raise RefusedError(f"{name}: the model's answer {short}; nothing written (--force to write it)", True)
+        why, forceable = "is empty", False
     else:
+        why = guard.cut_short(text, fin.text)
+    if why is None or (forceable and force):
         return
-    raise RefusedError(f"{name}: the model's answer {why}; nothing written")
+    why = f"the model's answer {why}"
+    hint = " (--force to write it anyway)" if forceable else ""
+    raise RefusedError(f"{name}: {why}; nothing written{hint}", forceable, why)

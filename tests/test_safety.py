@@ -171,9 +171,11 @@ def test_an_answer_that_never_closes_its_fence_is_not_written(tmp_path, answerin
     assert result.exit_code == 5
     assert result.stderr.strip().splitlines()[-1] == (
         "pedit: error: essay.md: the model's answer ended after 77 tokens without closing its code "
-        "block (an incomplete rewrite); nothing written"
+        "block (an incomplete rewrite); nothing written (--force to write it anyway)"
     )
     assert essay.read_text() == ESSAY
+    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off")  # the user's call
+    assert forced.exit_code == 0 and essay.read_text() == FIXED
 
 
 def test_an_answer_that_stops_early_is_not_written(tmp_path):
@@ -182,7 +184,7 @@ def test_an_answer_that_stops_early_is_not_written(tmp_path):
     assert result.exit_code == 5
     assert result.stderr.strip().splitlines()[-1] == (
         "pedit: error: rep2.md: the model's answer stops early: it is the file's first 3 of 50 lines; "
-        "nothing written (--force to write it)"
+        "nothing written (--force to write it anyway)"
     )
     assert rep.read_text() == "a line of text\n" * 50
 

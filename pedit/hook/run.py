@@ -248,7 +248,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         try:
             new, stats = rewriter.rewrite(source.text, path, rule, changed)
         except RefusedError as exc:  # not a whole rewrite: nothing to write or cache
-            out.say(f"not fixed {path}: {_answer_problem(exc.message, path)}; left as staged")
+            out.say(f"not fixed {path}: {exc.reason}; left as staged")
             return
     refused = guard.reason(rule.command, path, source.text, new) if new != source.text else None
     if refused:
@@ -298,12 +298,6 @@ def _read(repo, entry: git.Staged, config, out: Outcome, native: bool):
         out.say(f"skipped {path}: has merge conflict markers")
         return None
     return data, source, snap
-
-
-def _answer_problem(message: str, path: str) -> str:
-    """A RefusedError of jobs.incomplete without the file's name and its "nothing written"
-    (the hook's line names the file and says what is left)."""
-    return message.removeprefix(f"{path}: ").removesuffix("; nothing written")
 
 
 def _staged_or_none(repo: Path, path: str) -> bytes | None:
