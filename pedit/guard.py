@@ -44,14 +44,11 @@ def reason(command: str, name: str, old: str, new: str) -> str | None:
     found = parse_error(name, old, new)
     if found or command != "fix" or new == old:
         return found
-    checks: list[Callable[[str, str], str | None]] = [_paragraphs_kept, _words, _shrunk]
-    if PurePath(name).suffix.lower() not in PROSE:
-        checks.append(lambda o, n: _code_changed(name, o, n))
-    for check in checks:
-        found = check(old, new)
-        if found:
-            return f"a fix {found}"
-    return None
+    words = Alignment(old, new)  # one difflib alignment serves the two word checks
+    found = words.paragraph_lost() or words.too_many_changed() or _shrunk(old, new)
+    if not found and PurePath(name).suffix.lower() not in PROSE:
+        found = _code_changed(name, old, new)
+    return f"a fix {found}" if found else None
 
 
 # --- structured formats -----------------------------------------------------------------
@@ -137,32 +134,32 @@ def _shrunk(old: str, new: str) -> str | None:
     return None
 
 
-def _alignment(old: str, new: str) -> tuple[list[str], list[str], list]:
-    a, b = old.split(), new.split()
-    return a, b, difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+class Alignment:
+    """difflib's word alignment of old and new (words: whitespace-separated)."""
 
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+        self.a, self.b = old.split(), new.split()
+        self.ops = difflib.SequenceMatcher(None, self.a, self.b, autojunk=False).get_opcodes()
 
-def _words(old: str, new: str) -> str | None:
-    a, _, ops = _alignment(old, new)
-    changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
-    if changed > MIN_WORDS and changed > WORDS * len(a):
-        return f"changes {changed} of {len(a)} words (more than {WORDS:.0%})"
-    return None
+    def too_many_changed(self) -> str | None:
+        changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in self.ops if tag != "equal")
+        if changed > MIN_WORDS and changed > WORDS * len(self.a):
+            return f"changes {changed} of {len(self.a)} words (more than {WORDS:.0%})"
+        return None
 
-
-def _paragraphs_kept(old: str, new: str) -> str | None:
-    a, b, ops = _alignment(old, new)
-    kept_a, kept_b = [False] * len(a), [False] * len(b)
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            kept_a[i1:i2] = [True] * (i2 - i1)
-            kept_b[j1:j2] = [True] * (j2 - j1)
-    for paragraph in _paragraphs(old, kept_a):
-        return f"drops a paragraph ({_quote(paragraph)})"
-    for paragraph in _paragraphs(new, kept_b):
-        again = " ".join(paragraph) in {" ".join(p) for p in _all_paragraphs(old)}
-        return f"{'duplicates' if again else 'adds'} a paragraph ({_quote(paragraph)})"
-    return None
+    def paragraph_lost(self) -> str | None:
+        kept_a, kept_b = [False] * len(self.a), [False] * len(self.b)
+        for tag, i1, i2, j1, j2 in self.ops:
+            if tag == "equal":
+                kept_a[i1:i2] = [True] * (i2 - i1)
+                kept_b[j1:j2] = [True] * (j2 - j1)
+        for paragraph in _paragraphs(self.old, kept_a):
+            return f"drops a paragraph ({_quote(paragraph)})"
+        for paragraph in _paragraphs(self.new, kept_b):
+            again = " ".join(paragraph) in {" ".join(p) for p in _all_paragraphs(self.old)}
+            return f"{'duplicates' if again else 'adds'} a paragraph ({_quote(paragraph)})"
+        return None
 
 
 def _all_paragraphs(text: str) -> list[list[str]]:

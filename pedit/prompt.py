@@ -129,6 +129,7 @@ def encode_chat(backend, msgs: list[dict]) -> list[int]:
 
 
 _FENCE_LINE = re.compile(r"(`{3,})([^`]*)")  # a line that opens or closes a code block
+_MAY_BE_FENCE = re.compile(r"`*[ \t\r]*")  # an incomplete line that may still become one
 
 
 def _fence_line(line: str) -> tuple[int, bool] | None:
@@ -202,7 +203,7 @@ class FenceStream:
     def _partial(self) -> str:
         """Pass on what of the incomplete line can no longer be anything but content."""
         line = self._line
-        if re.fullmatch(r"`*[ \t\r]*", line) or (self._first and line.startswith("`")):
+        if _MAY_BE_FENCE.fullmatch(line) or (self._first and line.startswith("`")):
             return ""  # may become a fence line (or is blank: it may follow a held fence)
         out = self._flush() + line[self._sent :]
         self._sent = len(line)

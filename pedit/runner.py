@@ -142,9 +142,12 @@ class Shell:
     def say(self, name: str, message: str) -> None:
         self.err.print(f"pedit: {name}: {message}", highlight=False)
 
-    def fail(self, name: str, exc: PeditError) -> int:
+    def fail(self, name: str, exc: PeditError, record: dict | None = None) -> int:
+        """One line; the error joins the file's record (a new one if it has none yet)."""
         self.err.print(f"pedit: error: {exc.message}", highlight=False)
-        self.results.append({"file": name, "error": exc.message})
+        if record is None:
+            self.results.append(record := {"file": name})
+        record["error"] = exc.message
         return int(exc.exit_code)
 
     def precheck(self, files: list[str]) -> list[str]:
@@ -183,13 +186,14 @@ class Shell:
             sys.stdout.flush()
 
     def one(self, job: Job, name: str) -> int:
+        before = len(self.results)
         try:
             with fileio.locked(Path(name)) if self.writes else contextlib.nullcontext():
                 return self._one(job, name)
         except ModelError:
             raise
-        except PeditError as exc:
-            return self.fail(name, exc)
+        except PeditError as exc:  # a refused rewrite has its record (with its figures) already
+            return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
 
     def _one(self, job: Job, name: str) -> int:
         source = self._read(name)  # again: what is written must be checked against this
@@ -235,15 +239,12 @@ class Shell:
         if refused:
             record["refused"] = refused
         self.results.append(record)
-        unsafe = RefusedError(
-            f"{source.name}: {refused}; nothing written (--force to write it anyway)", force=True
-        )
         if self.mode == "json":
             record["text"] = new_text
             record["diff"] = "".join(lines)
         elif self.mode == "stdout":
             if refused and not self.req.force:
-                raise unsafe
+                raise _unsafe(source, refused)
             sys.stdout.buffer.write(source.encode(outcome.text))
             sys.stdout.flush()
         elif not changed:
@@ -260,7 +261,7 @@ class Shell:
         elif refused and not self.req.force:
             if self.mode == "ask":
                 print_diff(lines)
-            raise unsafe
+            raise _unsafe(source, refused)
         elif self.mode == "yes" or self._confirm(lines, source):
             fileio.write(source, outcome.text)
             record["written"] = True
@@ -288,3 +289,7 @@ class Shell:
             path.write_text(json.dumps(data, indent=2) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write --stats-json {path}: {exc.strerror}") from exc
+
+
+def _unsafe(source: fileio.Source, refused: str) -> RefusedError:
+    return RefusedError(f"{source.name}: {refused}; nothing written (--force to write it anyway)", True)

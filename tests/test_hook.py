@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -317,55 +316,6 @@ def test_staged_conflict_markers_skip_the_file(repo):
     assert not hgit.has_conflict_markers("Title\n=======\n\nText.\n")  # a Markdown heading
 
 
-class EditedMeanwhile(ReferenceBackend):
-    """The reference model, which copies its input, with "q" written as "Q": a change, always
-    the same; on its first forward pass it waits while the test saves the file."""
-
-    def __init__(self, started: threading.Event, saved: threading.Event):
-        super().__init__()
-        self.started, self.saved = started, saved
-
-    def token_bytes(self, token):
-        return b"Q" if token == ord("q") else super().token_bytes(token)
-
-    def eval(self, tokens, *, n_logits=1):
-        self.started.set()
-        assert self.saved.wait(10)
-        return super().eval(tokens, n_logits=n_logits)
-
-
-@pytest.mark.parametrize("way", ["restage", "review", "pre-commit"])
-def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
-    repo = make_repo(tmp_path / "r")
-    notes = repo / "notes.md"
-    notes.write_text(NOTES)
-    sh("git", "add", "notes.md", cwd=repo)
-    started, saved = threading.Event(), threading.Event()
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: EditedMeanwhile(started, saved))
-    edit = NOTES + "\nA line the user saved while pedit ran.\n"
-
-    def save_meanwhile():
-        started.wait(10)
-        notes.write_text(edit)
-        saved.set()
-
-    saver = threading.Thread(target=save_meanwhile)
-    saver.start()
-    hook_config = HookConfig(restage=way == "restage")
-    settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
-    files = [str(notes)] if way == "pre-commit" else None
-    out = run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache")
-    saver.join()
-    assert notes.read_text() == edit, out.lines  # the edit is kept, nothing written over it
-    (line,) = out.lines
-    if way == "restage":
-        assert line.startswith("fixed and staged notes.md") and "not written there" in line
-        assert staged(repo, "notes.md") == NOTES.replace("quick", "Quick") and out.code == 0
-    else:
-        assert line.startswith("not fixed notes.md: it changed") and "nothing written" in line
-        assert staged(repo, "notes.md") == NOTES and out.code == 1
-
-
 class Doctored(ReferenceBackend):
     """The reference model, which copies its input, with some characters written otherwise
     (`spell`: {"q": b"Q"} makes a small fix, {'"': b"'"} breaks JSON), ending its answer
@@ -390,6 +340,29 @@ class Doctored(ReferenceBackend):
             if self.steps == self.stop_after:
                 logits[-1, min(self.eos_ids)] = 1e9
         return logits
+
+
+@pytest.mark.parametrize("way", ["restage", "review", "pre-commit"])
+def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
+    repo = make_repo(tmp_path / "r")
+    notes = repo / "notes.md"
+    notes.write_text(NOTES)
+    sh("git", "add", "notes.md", cwd=repo)
+    edit = NOTES + "\nA line the user saved while pedit ran.\n"
+    model = Doctored(spell={"q": b"Q"}, meanwhile=lambda: notes.write_text(edit))  # a fix, always
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: model)
+    hook_config = HookConfig(restage=way == "restage")
+    settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
+    files = [str(notes)] if way == "pre-commit" else None
+    out = run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache")
+    assert notes.read_text() == edit, out.lines  # the edit is kept, nothing written over it
+    (line,) = out.lines
+    if way == "restage":
+        assert line.startswith("fixed and staged notes.md") and "not written there" in line
+        assert staged(repo, "notes.md") == NOTES.replace("quick", "Quick") and out.code == 0
+    else:
+        assert line.startswith("not fixed notes.md: it changed") and "nothing written" in line
+        assert staged(repo, "notes.md") == NOTES and out.code == 1
 
 
 def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ...] = ("*.md",)):

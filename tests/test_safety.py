@@ -26,6 +26,7 @@ from pedit import fileio, guard, models
 from pedit.backends.reference import ReferenceBackend
 from pedit.cli import cli
 from pedit.errors import ConflictError, UsageError
+from scripted import ScriptedBackend
 
 REF = ("-b", "reference")
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -41,33 +42,22 @@ def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.iterdir() if p.name.endswith(".pedit")]
 
 
-class Answering(ReferenceBackend):
+class Answering(ScriptedBackend):
     """Answers every rewrite with `answer` (+ fence + end of turn), greedy; calls
     `at_pass(n)` before its n-th forward pass of a run (n = 1 is the prefill)."""
 
-    def __init__(self, answer: str, fence: str = "```", at_pass=None, **kw):
-        super().__init__(**kw)
-        self.target = self.tokenize(answer + fence) + [self.tokenize("<|im_end|>", special=True)[0]]
+    def __init__(self, answer: str, fence: str = "```", at_pass=None):
+        super().__init__([], prompt_len=0)
+        self.target = self.tokenize(answer + fence) + [self.eos]
         self.at_pass = at_pass or (lambda n: None)
         self.passes = 0
-        self.prompt_len = 0
 
     def eval(self, tokens, *, n_logits=1):
-        if self.n_past == 0:
+        if self.n_past == 0:  # a new run: the prefill evaluates the whole prompt
             self.prompt_len, self.passes = len(tokens), 0
         self.passes += 1
         self.at_pass(self.passes)
-        start = self.n_past
-        super().eval(tokens, n_logits=1)
-        rows = []
-        for pos in range(start + len(tokens) - n_logits, start + len(tokens)):
-            i = pos + 1 - self.prompt_len
-            row = [0.0] * self.n_vocab
-            row[self.target[min(i, len(self.target) - 1)]] = 10.0
-            rows.append(row)
-        import numpy as np
-
-        return np.asarray(rows, dtype=np.float32)
+        return super().eval(tokens, n_logits=n_logits)
 
 
 @pytest.fixture
@@ -323,6 +313,10 @@ def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, a
     diff = invoke("fix", essay, "--diff", "--speculate", "off")
     assert diff.exit_code == 0 and "-The second paragraph" in diff.stdout
     assert "pedit would not write it without --force" in diff.stderr
+    stats = tmp_path / "stats.json"
+    invoke("fix", essay, "-y", "--speculate", "off", "--stats-json", stats)
+    (one,) = json.loads(stats.read_text())["files"]  # one record for the file, with its figures
+    assert one["file"] == "essay.md" and one["completion_tokens"] > 0
     record = json.loads(invoke("fix", essay, "--json", "--speculate", "off").stdout)[0]
     assert record["refused"].startswith("a fix drops a paragraph") and not record["written"]
     forced = invoke("fix", essay, "-y", "--force", "--speculate", "off")
