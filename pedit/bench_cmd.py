@@ -12,9 +12,24 @@ import click
 
 from .errors import UsageError
 
+QUALITY_CONFIGS = ",".join(
+    ["spellcheck", "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b+plain", "qwen2.5-coder-0.5b@transformers"]
+    + ["qwen2.5-coder-1.5b"]
+)
+
 
 @click.command("bench")
 @click.option("--quick", is_flag=True, help="The quick subset of tasks, 1 repeat, llama.cpp only.")
+@click.option(
+    "--quality",
+    is_flag=True,
+    help="Score the edits instead: every task with a known answer, on --configs (docs/quality.md).",
+)
+@click.option(
+    "--configs",
+    help="With --quality: comma-separated MODEL[@BACKEND][+VARIANT], or spellcheck. "
+    f"[default: {QUALITY_CONFIGS}]",
+)
 @click.option("--tasks", "task_ids", help="Only the tasks whose id contains one of these (comma-separated).")
 @click.option("--backends", help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
 @click.option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-0.5b]")
@@ -47,8 +62,9 @@ from .errors import UsageError
     help="Render saved runs (the .json --markdown writes; repeat to merge, e.g. one per backend).",
 )
 def bench_command(
-    quick, task_ids, backends, model, repeats, seeds, no_peers, n_ctx, threads, as_json, markdown, from_json
-):
+    quick, quality, configs, task_ids, backends, model, repeats, seeds, no_peers, n_ctx, threads, as_json,
+    markdown, from_json,
+):  # fmt: skip
     """Measure pedit against plain decoding and the peers on the bundled edit tasks.
 
     Every configuration runs on every task, interleaved in one process: plain decoding
@@ -63,6 +79,8 @@ def bench_command(
     from .bench.corpus import load_tasks, select
 
     err = Console(stderr=True)
+    if quality:
+        return _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err)
     if from_json:
         data = report.merge([json.loads(p.read_text()) for p in from_json])
     else:
@@ -125,6 +143,59 @@ def _run(tasks, kinds, model, repeats, seeds, with_peers, n_ctx, threads, err) -
         "tasks": [asdict(t) for t in tasks],
         "results": results,
     }
+
+
+def _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err) -> None:
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    from . import models
+    from .bench import quality_report as qr
+    from .bench.corpus import load_tasks, select
+    from .bench.quality_run import Config, QualityRun, run_all, scored
+    from .bench.run import machine
+    from .render import RichReporter
+
+    if from_json:
+        data = qr.merge([json.loads(p.read_text()) for p in from_json])
+    else:
+        tasks = [t for t in select(load_tasks(), quick=quick, ids=task_ids) if scored(t)]
+        if not tasks:
+            raise UsageError(f"no scored task matches {task_ids!r}")
+        try:
+            chosen = [Config.parse(c.strip()) for c in (configs or QUALITY_CONFIGS).split(",") if c.strip()]
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+        reporter = RichReporter(err)
+
+        def load(config):
+            options = {"n_ctx": n_ctx, "n_threads": threads}
+            return models.load(config.model, config.backend, reporter, **options)
+
+        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        with err.status("") as status:
+            runs = run_all(chosen, tasks, load=load, progress=lambda s: status.update(s))
+        data = {
+            "kind": "quality", "command": _command(), "started": started, "machine": machine(),
+            "default": models.DEFAULT_MODEL, "tasks": [asdict(t) for t in tasks],
+            "runs": [asdict(r) for r in runs],
+        }  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(data, indent=1))
+    else:
+        runs = [QualityRun(**r) for r in data["runs"]]
+        out = Console()
+        out.print(qr.rich_table(runs))
+        heldout = {t["id"] for t in data["tasks"] if t.get("heldout")}
+        for goal, measured, met in qr.goals(runs, data.get("default"), heldout):
+            out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
+    if markdown:
+        png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
+        drawn = qr.chart(data, png)
+        raw.write_text(json.dumps(data, indent=1) + "\n")
+        markdown.write_text(qr.markdown(data, png.name if drawn else None))
+        err.print(f"wrote {markdown}, {png}, {raw}")
 
 
 def _command() -> str:

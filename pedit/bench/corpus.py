@@ -4,8 +4,10 @@ built-in templates (user overrides would make runs incomparable)."""
 
 from __future__ import annotations
 
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from ..request import EditRequest
@@ -26,6 +28,8 @@ class Task:
     max_tokens: int | None
     source: str
     license: str
+    heldout: bool = False  # not looked at while tuning prompts and settings (docs/quality.md)
+    check: dict = field(default_factory=dict, hash=False, compare=False)  # refactor checks
 
     @property
     def kind(self) -> str:
@@ -33,6 +37,18 @@ class Task:
 
     def text(self) -> str:
         return (CORPUS / self.file).read_text(encoding="utf-8")
+
+    def reference(self) -> str | None:
+        """The correct text of a `fix` input: its introduced errors (SOURCES.md) undone."""
+        errors = introduced_errors().get(self.file)
+        if self.command != "fix" or errors is None:
+            return None
+        text = self.text()
+        for error, original in errors:
+            if text.count(error) != 1:
+                raise ValueError(f"SOURCES.md: {self.file}: {error!r} is not in the file exactly once")
+            text = text.replace(error, original)
+        return text
 
     def request(self) -> EditRequest:
         template = BUILTIN[self.command]
@@ -46,6 +62,7 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
         task = Task(
             t["id"], t["file"], t["command"], t.get("instruction", ""), t["category"],
             bool(t.get("quick", False)), t.get("max_tokens"), t.get("source", ""), t.get("license", ""),
+            bool(t.get("heldout", False)), t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:
             raise ValueError(f"{path}: task {task.id}: bad command or category")
@@ -59,3 +76,20 @@ def select(tasks: list[Task], *, quick: bool = False, ids: str | None = None) ->
         wanted = [w.strip() for w in ids.split(",") if w.strip()]
         return [t for t in tasks if any(w in t.id for w in wanted)]
     return [t for t in tasks if t.quick] if quick else list(tasks)
+
+
+_SECTION = re.compile(r"^## `([^`]+)`$", re.M)
+_ERROR = re.compile(r"^  - `(.+?)` \u2190 `(.+?)`(?: \(|$)", re.M)
+
+
+@cache
+def introduced_errors(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[tuple[str, str]]]:
+    """{file: [(error, original), ...]} from SOURCES.md's "Introduced errors" lists."""
+    text = path.read_text(encoding="utf-8")
+    heads = list(_SECTION.finditer(text))
+    out = {}
+    for head, nxt in zip(heads, [*heads[1:], None], strict=True):
+        body = text[head.end() : nxt.start() if nxt else len(text)]
+        if "- Introduced errors:" in body:
+            out[head.group(1)] = _ERROR.findall(body.split("- Introduced errors:", 1)[1])
+    return out

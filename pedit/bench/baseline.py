@@ -1,0 +1,120 @@
+"""The non-LLM baseline of the quality report: a dictionary spell checker (pyspellchecker)
+that replaces every unknown word of the file's prose by its most likely correction.
+
+Only prose is touched: in Markdown not fenced code, inline code, URLs or HTML tags; in
+reStructuredText not literal blocks (after a line ending in "::"), directives or
+``literals``; in code only comments and docstrings (and other strings). Words with a
+capital letter after the first, digits or underscores are left alone (identifiers).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from functools import cache
+
+_WORD = re.compile(r"(?<![\w'`/.@-])[A-Za-z][a-z]+(?:'[a-z]+)?(?![\w`/@-])")
+_MD_SKIP = re.compile(r"`[^`\n]*`|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")
+_RST_SKIP = re.compile(r"``[^`\n]*``|`[^`\n]*`_?|https?://\S+|:\w+:`[^`\n]*`")
+
+
+def prose_spans(text: str, filename: str) -> list[tuple[int, int]]:
+    """(start, end) character ranges of `text` that are prose a spell checker may touch."""
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    if suffix == "py":
+        return _python_spans(text)
+    if suffix in ("md", "markdown"):
+        return _line_spans(text, _md_code_lines(text), _MD_SKIP)
+    if suffix == "rst":
+        return _line_spans(text, _rst_code_lines(text), _RST_SKIP)
+    return [(0, len(text))]
+
+
+def _md_code_lines(text: str) -> set[int]:
+    code, fence = set(), None
+    for n, line in enumerate(text.splitlines()):
+        m = re.match(r"\s*(`{3,}|~{3,})", line)
+        if fence is None and m:
+            fence = m.group(1)
+            code.add(n)
+        elif fence is not None:
+            code.add(n)
+            if line.strip().startswith(fence):
+                fence = None
+        elif line.startswith(("    ", "\t")):
+            code.add(n)
+    return code
+
+
+def _rst_code_lines(text: str) -> set[int]:
+    code, literal = set(), False
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if literal and (not line.strip() or line[:1] in " \t"):
+            code.add(n)
+            continue
+        literal = False
+        if line.lstrip().startswith(".. "):
+            code.add(n)
+            literal = True  # a directive's indented body (code-block, image options, ...)
+        elif line.rstrip().endswith("::"):
+            literal = True
+    return code
+
+
+def _line_spans(text: str, skip_lines: set[int], skip: re.Pattern) -> list[tuple[int, int]]:
+    spans, at = [], 0
+    for n, line in enumerate(text.splitlines(keepends=True)):
+        if n not in skip_lines:
+            pos = 0
+            for m in skip.finditer(line):
+                spans.append((at + pos, at + m.start()))
+                pos = m.end()
+            spans.append((at + pos, at + len(line)))
+        at += len(line)
+    return [s for s in spans if s[1] > s[0]]
+
+
+def _python_spans(text: str) -> list[tuple[int, int]]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.STRING):
+                (r1, c1), (r2, c2) = tok.start, tok.end
+                spans.append((starts[r1 - 1] + c1, starts[r2 - 1] + c2))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    return spans
+
+
+@cache
+def _checker():
+    from spellchecker import SpellChecker
+
+    return SpellChecker()
+
+
+def spellcheck(text: str, filename: str) -> str:
+    """`text` with every unknown prose word replaced by pyspellchecker's top correction."""
+    checker = _checker()
+    out, at = [], 0
+    for start, end in prose_spans(text, filename):
+        out.append(text[at:start])
+        out.append(_WORD.sub(lambda m: _correct(checker, m.group(0)), text[start:end]))
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _correct(checker, word: str) -> str:
+    low = word.lower()
+    if low in checker:
+        return word
+    best = checker.correction(low)
+    if not best or best == low:
+        return word
+    return best.capitalize() if word[0].isupper() else best

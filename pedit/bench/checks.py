@@ -1,0 +1,225 @@
+"""Checks a program can make of a refactor, from the task's `[task.check]` table.
+
+- parses: the result is valid Python (`ast`); always checked.
+- rename = {old = "new", ...}: no old identifier is left, there are as many new ones as
+  there were old ones (every use renamed), and every other identifier occurs as often as
+  before (nothing else renamed). With `words = true` the same holds for the words of
+  comments and strings (docstrings, messages).
+- hints = true: every parameter (but self/cls) and every return of every function is
+  annotated.
+- defines = ["name", ...]: each is defined at module level (def, class or assignment).
+- calls = {function = "name"}: `function` calls `name` somewhere in its body.
+- absent = ["print", ...]: none of these is called anywhere.
+- loops_in = "name": function `name` has no for/while statement left.
+- behaviour = ["expr", ...]: each expression, evaluated after running the module, has
+  the same repr before and after (in a subprocess, with a time limit).
+- scope: which source lines may change (the diff touches no unrelated lines):
+  "names" (lines with an old name), "signatures" (def lines), "function:NAME" (that
+  function's lines), "calls:NAME" (lines that call NAME); `insert` says where new lines
+  may go: "imports" (import lines and module-level assignments), "anywhere", or nowhere
+  (the default).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import tokenize
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+def run_checks(source: str, output: str, spec: dict) -> list[Check]:
+    try:
+        tree = ast.parse(output)
+    except SyntaxError as e:
+        return [Check("parses", False, f"line {e.lineno}: {e.msg}")]
+    out = [Check("parses", True)]
+    old_tree = ast.parse(source)
+    if spec.get("rename"):
+        out.append(_rename(source, output, spec["rename"], bool(spec.get("words"))))
+    if spec.get("hints"):
+        out.append(_hints(tree))
+    for name in spec.get("defines", ()):
+        out.append(Check(f"defines {name}", name in _module_names(tree)))
+    for caller, callee in spec.get("calls", {}).items():
+        fn = _function(tree, caller)
+        ok = fn is not None and callee in {_callee(c) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+        out.append(Check(f"{caller} calls {callee}", ok))
+    if spec.get("absent"):
+        called = Counter(_callee(c) for c in ast.walk(tree) if isinstance(c, ast.Call))
+        left = [n for n in spec["absent"] if called[n]]
+        out.append(Check(f"no {', '.join(spec['absent'])} call", not left, ", ".join(left)))
+    if spec.get("loops_in"):
+        fn = _function(tree, spec["loops_in"])
+        loops = [n for n in ast.walk(fn) if isinstance(n, ast.For | ast.While)] if fn else [None]
+        out.append(Check(f"no loop in {spec['loops_in']}", not loops))
+    if spec.get("behaviour"):
+        out.append(_behaviour(source, output, spec["behaviour"]))
+    if spec.get("scope"):
+        out.append(_scope(source, output, old_tree, spec))
+    return out
+
+
+def _callee(call: ast.Call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        base = f.value.id if isinstance(f.value, ast.Name) else "?"
+        return f"{base}.{f.attr}"
+    return f.id if isinstance(f, ast.Name) else "?"
+
+
+def _function(tree: ast.AST, name: str) -> ast.FunctionDef | None:
+    return next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name
+        ),
+        None,
+    )
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _words(code: str) -> tuple[Counter, Counter]:
+    """(identifiers, words of comments and strings) of Python source, counted."""
+    names, words = Counter(), Counter()
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.NAME:
+            names[tok.string] += 1
+        elif tok.type in (tokenize.COMMENT, tokenize.STRING):
+            words.update(re.findall(r"[A-Za-z_]\w*", tok.string))
+    return names, words
+
+
+def _rename(source: str, output: str, mapping: dict[str, str], words: bool) -> Check:
+    (n0, w0), (n1, w1) = _words(source), _words(output)
+    problems = []
+    for kind, before, after in (("identifier", n0, n1), ("word", w0, w1))[: 2 if words else 1]:
+        for old, new in mapping.items():
+            if after[old]:
+                problems.append(f"{after[old]} {kind} {old} left")
+            elif after[new] != before[new] + before[old]:
+                problems.append(f"{new}: {after[new]} {kind}s, expected {before[new] + before[old]}")
+        if kind == "identifier":
+            touched = set(mapping) | set(mapping.values())
+            other = {k for k in (before | after) if k not in touched and before[k] != after[k]}
+            if other:
+                problems.append("other identifiers changed: " + ", ".join(sorted(other)[:5]))
+    return Check("rename complete", not problems, "; ".join(problems))
+
+
+def _hints(tree: ast.Module) -> Check:
+    missing = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        a = fn.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+        missing += [
+            f"{fn.name}({p.arg})" for p in params if p.annotation is None and p.arg not in ("self", "cls")
+        ]
+        if fn.returns is None:
+            missing.append(f"{fn.name} -> ?")
+    return Check("type hints everywhere", not missing, ", ".join(missing[:6]))
+
+
+_PROBE = """
+import json, sys
+ns = {"__name__": "probe"}
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), ns)
+out = []
+for expr in json.loads(sys.argv[2]):
+    try:
+        out.append(repr(eval(expr, ns)))
+    except Exception as e:
+        out.append(f"raised {type(e).__name__}")  # not its message: a rename may reword it
+print(json.dumps(out))
+"""
+
+
+def _probe(code: str, exprs: list[str]) -> list[str] | str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/module.py"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(code)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-c", _PROBE, path, json.dumps(exprs)],
+                capture_output=True, text=True, timeout=20, cwd=tmp,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return "timed out"
+    if done.returncode:
+        return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _behaviour(source: str, output: str, exprs: list[str]) -> Check:
+    before, after = _probe(source, exprs), _probe(output, exprs)
+    if isinstance(after, str):
+        return Check("behaviour kept", False, after)
+    diff = [f"{e}: {a} (was {b})" for e, b, a in zip(exprs, before, after, strict=True) if a != b]
+    return Check("behaviour kept", not diff, "; ".join(diff[:3]))
+
+
+def _scope(source: str, output: str, tree: ast.Module, spec: dict) -> Check:
+    """Every changed source line is one the task may change; inserted lines go where
+    `insert` allows."""
+    lines = source.splitlines()
+    scope, insert = spec["scope"], spec.get("insert", "none")
+    allowed: set[int] = set()  # 0-based source line numbers
+    if scope == "names":
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, spec["rename"])) + r")\b")
+        allowed = {i for i, x in enumerate(lines) if pattern.search(x)}
+    elif scope == "signatures":
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                allowed |= set(range(fn.lineno - 1, fn.body[0].lineno - 1))
+    elif scope.startswith("function:"):
+        fn = _function(tree, scope.split(":", 1)[1])
+        allowed = set(range(fn.lineno - 1, fn.end_lineno))
+    elif scope.startswith("calls:"):
+        name = scope.split(":", 1)[1]
+        pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
+        allowed = {i for i, x in enumerate(lines) if pattern.search(x)}
+    out_lines = output.splitlines()
+    bad = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, lines, out_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        outside = [i for i in range(i1, i2) if i not in allowed]
+        if outside:
+            bad.append(f"line {outside[0] + 1} changed")
+        elif tag == "insert":
+            new = [x for x in out_lines[j1:j2] if x.strip()]
+            if new and (
+                insert == "none"
+                or (insert == "imports" and not all(re.match(r"(import |from |\w+ = )", x) for x in new))
+            ):
+                bad.append(f"added {new[0].strip()[:40]!r}")
+    return Check("no unrelated lines", not bad, "; ".join(bad[:3]))

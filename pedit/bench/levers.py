@@ -1,0 +1,49 @@
+"""The levers the quality report measures: named variants of how pedit runs a task.
+
+A variant may change the speculation (`plain`: none, the speed baseline whose output must
+be the same as pedit's), the prompt (a template's instruction or system prompt), or how
+the file is cut into runs. Variants combine: `qwen2.5-coder-0.5b+plain`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..jobs import Job, Outcome
+from ..templates import Template
+from .corpus import Task
+
+
+@dataclass(frozen=True)
+class Variant:
+    speculate: str = "auto"
+    instruction: dict[str, str] | None = None  # {command: instruction}, replaces the template's
+    system: str | None = None
+
+    def template(self, base: Template, task: Task) -> Template:
+        out = base
+        if self.instruction and base.name in self.instruction:
+            out = replace(out, instruction=self.instruction[base.name])
+        if self.system:
+            out = replace(out, system=self.system)
+        return out
+
+    def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
+        return job.rewrite(text, name, render)
+
+    @staticmethod
+    def combine(variants: list[Variant]) -> Variant:
+        out = Variant()
+        for v in variants:
+            changed = {
+                k: getattr(v, k)
+                for k in ("speculate", "instruction", "system")
+                if getattr(v, k) != getattr(Variant(), k)
+            }
+            out = replace(out, **changed)
+        return out
+
+
+VARIANTS: dict[str, Variant] = {
+    "plain": Variant(speculate="off"),
+}

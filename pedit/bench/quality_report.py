@@ -1,0 +1,318 @@
+"""The quality runs to figures, a terminal table, the goals, docs/quality.md and its chart.
+
+Per configuration, over the `fix` tasks: mean score, recall and precision over all
+errors (micro: errors fixed / all errors), mean F0.5, files made worse, answers refused;
+over the refactor tasks: the share that passes every check; and the mean seconds per file.
+Held-out tasks (not looked at while tuning) are summed apart as well.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from .quality_run import BASELINE, QualityRun
+
+GOALS = {  # the issue's goals for the default configuration and the best bundled model
+    "score": 0.6,
+    "recall": 0.7,
+    "worse": 0,
+    "refactor": 0.9,
+    "best_score": 0.8,
+}
+
+
+@dataclass(frozen=True)
+class Summary:
+    config: str
+    files: int
+    score: float | None
+    recall: float | None
+    precision: float | None
+    f05: float | None
+    worse: int
+    refused: int
+    stray: int
+    refactors: int
+    refactor_pass: float | None
+    seconds: float  # mean per scored file
+
+
+def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None) -> Summary:
+    mine = [r for r in runs if r.config == config and (tasks is None or r.task in tasks)]
+    fix = [r.fix for r in mine if r.fix]
+    ref = [r for r in mine if r.checks]
+    errors = sum(f["errors"] for f in fix)
+    fixed = sum(f["fixed"] for f in fix)
+    collateral = sum(f["collateral"] for f in fix)
+    return Summary(
+        config,
+        len(mine),
+        statistics.mean(f["score"] for f in fix) if fix else None,
+        fixed / errors if errors else None,
+        fixed / (fixed + collateral) if fix and fixed + collateral else (1.0 if fix else None),
+        statistics.mean(f["f05"] for f in fix) if fix else None,
+        sum(f["worse"] for f in fix),
+        sum(1 for r in mine if r.refused),
+        sum(1 for f in fix if f["stray_fence"]),
+        len(ref),
+        sum(1 for r in ref if r.passed) / len(ref) if ref else None,
+        statistics.mean(r.seconds for r in mine) if mine else 0.0,
+    )
+
+
+def configs_of(runs: list[QualityRun]) -> list[str]:
+    return list(dict.fromkeys(r.config for r in runs))
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[tuple[str, str, bool | None]]:
+    """(goal, measured, met) for the default configuration and the best model."""
+    if default not in configs_of(runs):
+        return []
+    s = summarize(runs, default)
+    out = [
+        (
+            f"default ({default}): mean fix score ≥ {GOALS['score']}",
+            _f(s.score),
+            _ge(s.score, GOALS["score"]),
+        ),
+        (f"default: recall ≥ {_pct(GOALS['recall'])}", _pct(s.recall), _ge(s.recall, GOALS["recall"])),
+        ("default: no file made worse", f"{s.worse} made worse", s.worse == 0),
+        (
+            f"default: ≥ {_pct(GOALS['refactor'])} of refactors pass every check",
+            _pct(s.refactor_pass),
+            _ge(s.refactor_pass, GOALS["refactor"]),
+        ),
+        (
+            "no stray fence in any output",
+            f"{sum(summarize(runs, c).stray for c in configs_of(runs))} outputs",
+            None,
+        ),
+    ]
+    out[-1] = (out[-1][0], out[-1][1], out[-1][1].startswith("0 "))
+    models = [c for c in configs_of(runs) if c != BASELINE]
+    best = max(models, key=lambda c: summarize(runs, c).score or 0.0, default=None)
+    if best:
+        b = summarize(runs, best)
+        out.append(
+            (
+                f"best model ({best}): mean fix score ≥ {GOALS['best_score']}",
+                _f(b.score),
+                _ge(b.score, GOALS["best_score"]),
+            )
+        )
+    base = summarize(runs, BASELINE) if BASELINE in configs_of(runs) else None
+    if base and base.score is not None:
+        out.append(
+            (
+                f"default beats the spell checker ({_f(base.score)}) on mean score",
+                _f(s.score),
+                _ge(s.score, base.score + 1e-9),
+            )
+        )
+    if heldout:
+        h = summarize(runs, default, heldout)
+        out.append(
+            ("default on held-out files: mean fix score ≥ 0.6", _f(h.score), _ge(h.score, GOALS["score"]))
+        )
+    return out
+
+
+def _ge(x: float | None, bound: float) -> bool | None:
+    return None if x is None else x >= bound
+
+
+def rich_table(runs: list[QualityRun]):
+    from rich.table import Table
+
+    table = Table(title="pedit bench --quality")
+    for col in (
+        "config",
+        "score",
+        "recall",
+        "precision",
+        "F0.5",
+        "worse",
+        "refused",
+        "refactors ok",
+        "s/file",
+    ):
+        table.add_column(col, justify="left" if col == "config" else "right")
+    for c in configs_of(runs):
+        s = summarize(runs, c)
+        table.add_row(c, _f(s.score), _pct(s.recall), _pct(s.precision), _f(s.f05), str(s.worse),
+                      str(s.refused), _pct(s.refactor_pass), _f(s.seconds, 1))  # fmt: skip
+    return table
+
+
+def markdown(data: dict, chart: str | None) -> str:
+    runs = [QualityRun(**r) for r in data["runs"]]
+    tasks = {t["id"]: t for t in data["tasks"]}
+    heldout = {t for t, d in tasks.items() if d.get("heldout")}
+    configs = configs_of(runs)
+    m = data["machine"]
+    lines = [
+        "# Edit quality",
+        "",
+        "<!-- generated by `pedit bench --quality --markdown docs/quality.md`; do not edit by hand -->",
+        "",
+        f"Measured on {m['cpu']}, {m['cores']} cores, Python {m['python']}, started {data['started']}, "
+        f"with `{data['command']}`. Scoring: `pedit/bench/quality.py` (fix tasks, against the texts "
+        "SOURCES.md restores) and `pedit/bench/checks.py` (refactor tasks); how to read it: "
+        "[below](#how-it-is-scored).",
+        "",
+        "## Per configuration",
+        "",
+        "| configuration | fix score | recall | precision | F0.5 | made worse | refused | refactors passing "
+        "| s per file |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in configs:
+        s = summarize(runs, c)
+        lines.append(
+            f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {_f(s.f05)} | {s.worse} of "
+            f"{s.files - s.refactors} | {s.refused} | {_pct(s.refactor_pass)} of {s.refactors} "
+            f"| {_f(s.seconds, 1)} |"
+        )
+    if chart:
+        lines += ["", f"![quality against seconds per file]({chart})"]
+    if heldout:
+        lines += ["", "Held-out files only (" + ", ".join(sorted(heldout)) + "):", ""]
+        lines += [
+            "| configuration | fix score | recall | precision | made worse |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for c in configs:
+            s = summarize(runs, c, heldout)
+            lines.append(f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {s.worse} |")
+    default = data.get("default")
+    lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
+    for goal, measured, met in goals(runs, default, heldout):
+        lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
+    header = " | ".join(f"`{c}`" for c in configs)
+    lines += [
+        "",
+        "## Fix tasks: score per file",
+        "",
+        f"| task | {header} |",
+        "|---|" + "---:|" * len(configs),
+    ]
+    by = {(r.task, r.config): r for r in runs}
+    for t in tasks:
+        if not any(by.get((t, c)) and by[(t, c)].fix for c in configs):
+            continue
+        cells = []
+        for c in configs:
+            r = by.get((t, c))
+            if r is None or not r.fix:
+                cells.append("")
+                continue
+            f = r.fix
+            cell = f"{f['score']:.2f} ({f['fixed']}/{f['errors']}, +{f['collateral']})"
+            cells.append(cell + (" refused" if r.refused else ""))
+        lines.append(f"| {t}{' (held out)' if t in heldout else ''} | " + " | ".join(cells) + " |")
+    models = [c for c in configs if c != BASELINE]
+    lines += ["", "Each cell: score (errors fixed / errors, + collateral tokens changed).", ""]
+    lines += ["## Refactor tasks: checks", "", "| task | " + " | ".join(f"`{c}`" for c in models) + " |"]
+    lines += ["|---|" + "---|" * len(models)]
+    for t in tasks:
+        if not any(by.get((t, c)) and by[(t, c)].checks for c in configs):
+            continue
+        cells = []
+        for c in configs:
+            if c == BASELINE:
+                continue
+            r = by.get((t, c))
+            if r is None:
+                cells.append("")
+            elif r.passed:
+                cells.append("all pass")
+            else:
+                failed = [
+                    f"{k['name']}" + (f" ({k['detail']})" if k["detail"] else "")
+                    for k in r.checks
+                    if not k["passed"]
+                ]
+                cells.append("; ".join(failed).replace("|", "\\|") + (" (refused)" if r.refused else ""))
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    lines += ["", _HOW, ""]
+    return "\n".join(lines)
+
+
+_HOW = """## How it is scored
+
+- Texts are compared as tokens: a word, or one punctuation mark; whitespace is ignored.
+- **fix score** = 1 − d(output, correct) / d(input, correct), d the token edit distance:
+  1 is a perfect fix, 0 no change, below 0 **made worse**. The mean is over the files.
+- **recall**: the introduced errors (SOURCES.md) fixed, over all errors. An error is fixed
+  when the output reads as the correct text between the nearest unchanged tokens around it.
+- **precision**: errors fixed / (errors fixed + tokens changed that fix no error).
+- **F0.5** weighs precision twice as much as recall (grammatical error correction practice);
+  the table gives the mean over the files.
+- **refused**: pedit would not write the answer (it is not a whole rewrite, or the write
+  guard said no); the file stays as it was, and so it is scored.
+- **refactors passing**: the share of refactor tasks whose result passes every check of
+  `[task.check]` in tasks.toml: it parses, the rename is complete and renames nothing else,
+  the type hints are all there, the behaviour is the same on the listed calls, and no line
+  outside the requested change is touched.
+- **s per file**: wall time of the rewrite (model loading excluded, speculation's cost
+  model measured once per configuration), mean over the scored files. `+plain` is the same
+  model without speculation: its outputs must be the same (the lossless check), only slower.
+- `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
+  every unknown word of the prose (`pedit/bench/baseline.py`)."""
+
+
+def chart(data: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    runs = [QualityRun(**r) for r in data["runs"]]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for c in configs_of(runs):
+        s = summarize(runs, c)
+        if s.score is None:
+            continue
+        ax.scatter([max(s.seconds, 0.01)], [s.score], s=60)
+        ax.annotate(c, (max(s.seconds, 0.01), s.score), textcoords="offset points", xytext=(6, 4), fontsize=7)
+    ax.set_xscale("log")
+    ax.axhline(GOALS["score"], color="grey", linestyle="--", linewidth=0.8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xlabel("seconds per file (log)")
+    ax.set_ylabel("mean fix score")
+    ax.set_title("Edit quality against time, fix tasks")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def merge(datas: list[dict]) -> dict:
+    """Several saved runs as one report (e.g. one per configuration group)."""
+    out = dict(datas[0])
+    seen = {(r["task"], r["config"]) for r in out["runs"]}
+    runs = list(out["runs"])
+    tasks = {t["id"]: t for t in out["tasks"]}
+    for d in datas[1:]:
+        for r in d["runs"]:
+            if (r["task"], r["config"]) not in seen:
+                runs.append(r)
+                seen.add((r["task"], r["config"]))
+        for t in d["tasks"]:
+            tasks.setdefault(t["id"], t)
+        if d["command"] not in out["command"]:
+            out["command"] += "`, `" + d["command"]
+    out["runs"], out["tasks"] = runs, list(tasks.values())
+    return out

@@ -1,0 +1,151 @@
+"""Run the configurations a user chooses between on the tasks whose right answer is known,
+the way the CLI would (chunks, the answer checks, the write guard: a refused answer leaves
+the file as it was), and time each run.
+
+A configuration is written `MODEL[@BACKEND][+VARIANT...]`: a model pedit knows, the
+backend (llama.cpp by default), and variants (levers.py) such as `plain` (no
+speculation: the speed baseline, whose output must be the same) or a prompt. The name
+`spellcheck` is the non-LLM baseline (baseline.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from .. import guard
+from ..errors import RefusedError
+from ..events import Finished
+from ..jobs import EngineOptions, Job
+from ..templates import BUILTIN
+from .baseline import spellcheck
+from .checks import run_checks
+from .corpus import Task
+from .levers import VARIANTS, Variant
+from .quality import score_fix
+
+BASELINE = "spellcheck"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    model: str | None  # None: the spell-check baseline
+    backend: str = "llama.cpp"
+    variants: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, name: str) -> Config:
+        if name == BASELINE:
+            return cls(name, None, "none")
+        head, *variants = name.split("+")
+        model, _, backend = head.partition("@")
+        for v in variants:
+            if v not in VARIANTS:
+                raise ValueError(f"unknown variant {v!r} in {name!r} ({', '.join(VARIANTS)})")
+        return cls(name, model, backend or "llama.cpp", tuple(variants))
+
+    def variant(self) -> Variant:
+        return Variant.combine([VARIANTS[v] for v in self.variants])
+
+
+@dataclass
+class QualityRun:
+    task: str
+    config: str
+    output: str  # what the file would be after the run (the source when refused)
+    refused: str | None  # why the answer was not written
+    seconds: float  # the whole rewrite, as the user waits for it (model loading excluded)
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    output_tokens: int = 0
+    forward_passes: int = 0
+    accepted: int = 0
+    fix: dict | None = None  # quality.FixScore.to_dict() for a fix task
+    checks: list[dict] = field(default_factory=list)  # checks.Check for a refactor task
+
+    @property
+    def passed(self) -> bool | None:
+        return all(c["passed"] for c in self.checks) if self.checks else None
+
+
+def scored(task: Task) -> bool:
+    return task.reference() is not None or bool(task.check)
+
+
+def evaluate(task: Task, run: QualityRun) -> QualityRun:
+    source = task.text()
+    reference = task.reference()
+    if reference is not None:
+        run.fix = score_fix(source, run.output, reference).to_dict()
+    if task.check:
+        run.checks = [asdict(c) for c in run_checks(source, run.output, task.check)]
+    return run
+
+
+def run_baseline(task: Task) -> QualityRun:
+    t0 = time.perf_counter()
+    out = spellcheck(task.text(), task.file)
+    return evaluate(task, QualityRun(task.id, BASELINE, out, None, time.perf_counter() - t0))
+
+
+def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
+    """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
+    variant = config.variant()
+    template = variant.template(BUILTIN[task.command], task)
+    options = EngineOptions(speculate=variant.speculate, cost=cost)
+    job = Job(backend, template, task.instruction or None, options)
+    source = task.text()
+    stats = []
+
+    def drain(events, label: str) -> Finished:
+        finished = None
+        for event in events:
+            if isinstance(event, Finished):
+                finished = event
+        stats.append(finished.stats)
+        return finished
+
+    t0 = time.perf_counter()
+    try:
+        output = variant.rewrite(job, source, task.file, drain).text
+        refused = guard.reason(task.command, task.file, source, output) if output != source else None
+    except RefusedError as exc:
+        output, refused = source, exc.reason or str(exc)
+    seconds = time.perf_counter() - t0
+    run = QualityRun(task.id, config.name, source if refused else output, refused, seconds)
+    for s in stats:
+        run.prefill_seconds += s.prefill_seconds
+        run.decode_seconds += s.decode_seconds
+        run.output_tokens += s.completion_tokens
+        run.forward_passes += s.forward_passes
+        run.accepted += s.accepted_prediction_tokens
+    return evaluate(task, run)
+
+
+def run_all(
+    configs: list[Config],
+    tasks: list[Task],
+    *,
+    load: Callable[[Config], object],
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[QualityRun]:
+    """Every scored task on every configuration; one model load per configuration."""
+    tasks = [t for t in tasks if scored(t)]
+    runs: list[QualityRun] = []
+    for config in configs:
+        if config.model is None:
+            runs += [run_baseline(t) for t in tasks if t.reference() is not None]  # prose only
+            continue
+        backend = load(config)
+        try:
+            from ..costmodel import measure
+
+            cost = measure(backend) if config.variant().speculate == "auto" else None
+            for task in tasks:
+                progress(f"{config.name}: {task.id}")
+                runs.append(run_model(backend, config, task, cost))
+        finally:
+            backend.close()
+    return runs
