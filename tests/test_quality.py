@@ -1,0 +1,191 @@
+"""The quality instrument: fix scoring, refactor checks, the spell-check baseline, the
+report. No model: outputs are written by hand (the right answer, nothing, half of it)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from pedit.bench.baseline import prose_spans, spellcheck
+from pedit.bench.checks import run_checks
+from pedit.bench.corpus import introduced_errors, load_tasks
+from pedit.bench.quality import distance, score_fix, tokens
+from pedit.bench.quality_report import goals, markdown, summarize
+from pedit.bench.quality_run import Config, QualityRun, evaluate
+from pedit.cli import cli
+
+TASKS = {t.id: t for t in load_tasks()}
+FIX = [t for t in TASKS.values() if t.reference() is not None]
+REFACTOR = [t for t in TASKS.values() if t.check]
+
+
+def test_corpus_has_what_the_issue_asks():
+    kinds = {t.file.rsplit(".", 1)[1] for t in FIX}
+    assert len(FIX) >= 15 and {"txt", "md", "rst", "py"} <= kinds
+    assert len(REFACTOR) >= 6
+    assert any(t.heldout for t in FIX)
+    # every fix file has its errors listed, and every listed file is a task
+    assert {t.file for t in FIX} == set(introduced_errors())
+
+
+@pytest.mark.parametrize("task", FIX, ids=lambda t: t.id)
+def test_the_right_answer_scores_one_and_no_change_zero(task):
+    src, ref = task.text(), task.reference()
+    n = len(introduced_errors()[task.file])
+    perfect = score_fix(src, ref, ref)
+    assert (perfect.score, perfect.fixed, perfect.errors, perfect.collateral) == (1.0, n, n, 0)
+    assert perfect.f05 == 1.0 and not perfect.stray_fence
+    nothing = score_fix(src, src, ref)
+    assert (nothing.score, nothing.fixed, nothing.collateral, nothing.precision) == (0.0, 0, 0, 1.0)
+    assert nothing.recall == 0.0 and not nothing.worse
+
+
+def test_partial_fixes_collateral_and_worse():
+    src = "I lived their two years. I am a a sojourner in civilized life."
+    ref = "I lived there two years. I am a sojourner in civilized life."
+    one = score_fix(src, src.replace("their", "there"), ref)
+    assert (one.fixed, one.errors, one.collateral) == (1, 2, 0) and one.score == 0.5
+    doubled = score_fix(src, src.replace("a a", "a"), ref)
+    assert doubled.fixed == 1 and doubled.collateral == 0
+    # a fix plus an unrelated change: the change is collateral, precision falls
+    extra = score_fix(src, ref.replace("civilized", "civilised"), ref)
+    assert (extra.fixed, extra.collateral) == (2, 1) and extra.precision == pytest.approx(2 / 3)
+    # a wrong "fix" of an error is not a fix, and costs collateral
+    wrong = score_fix(src, src.replace("their", "they're"), ref)
+    assert (wrong.fixed, wrong.collateral) == (0, 1) and wrong.worse is False and wrong.score == 0
+    worse = score_fix(src, src.replace("years", "yeers").replace("life", "lief"), ref)
+    assert worse.worse and worse.score == -1.0
+    # a punctuation error is one token; whitespace is not a token
+    assert score_fix("hollow and", "hollow,\n and", "hollow, and").fixed == 1
+    fenced = score_fix(src, "```\n" + ref + "\n```", ref)
+    assert fenced.stray_fence
+
+
+def test_distance_and_tokens():
+    assert tokens("It's a  test, isn't it?") == ["It's", "a", "test", ",", "isn't", "it", "?"]
+    assert distance(list("kitten"), list("sitting")) == 3
+    assert distance([], ["a", "b"]) == 2
+
+
+def test_baseline_touches_prose_only():
+    md = "Some beatiful text.\n\n```python\nimport nmpy\n```\n\nUse `nmpy` here, see <https://exmple.org>.\n"
+    out = spellcheck(md, "x.md")
+    assert "beautiful text" in out and "import nmpy" in out and "`nmpy`" in out and "exmple.org" in out
+    code = 'def f(nmpy):\n    """Retrun the valeu."""\n    return nmpy  # teh end\n'
+    fixed = spellcheck(code, "x.py")
+    assert fixed.startswith("def f(nmpy):") and "return nmpy" in fixed and "Return" in fixed
+    rst = "Some beatiful text::\n\n    import nmpy\n\n.. code:: python\n\n    nmpy.thing()\n"
+    assert spellcheck(rst, "x.rst").count("nmpy") == 2
+    assert prose_spans("x", "notes.txt") == [(0, 1)]
+
+
+def _right_answer(task_id: str, src: str) -> str:
+    if task_id == "code-colorsys-rename":
+        return re.sub(r"\b_v\b", "_hue_to_channel", src)
+    if task_id == "code-bisect-rename":
+        return re.sub(r"\bhi\b", "high", re.sub(r"\blo\b", "low", src))
+    if task_id == "code-fnmatch-rename":
+        return re.sub(r"\bpat\b", "pattern", src)
+    if task_id == "code-calendar-types":
+        for old, new in [
+            ("isleap(year):", "isleap(year: int) -> bool:"),
+            ("leapdays(y1, y2):", "leapdays(y1: int, y2: int) -> int:"),
+            ("weekday(year, month, day):", "weekday(year: int, month: int, day: int) -> int:"),
+            ("_prevmonth(year, month):", "_prevmonth(year: int, month: int) -> tuple[int, int]:"),
+            ("_nextmonth(year, month):", "_nextmonth(year: int, month: int) -> tuple[int, int]:"),
+        ]:
+            src = src.replace(old, new)
+        return src
+    if task_id == "code-fnmatch-comprehension":
+        start = src.index("        # normcase on posix")
+        return src[:start] + (
+            "        # normcase on posix is NOP. Optimize it away from the loop.\n"
+            "        result = [name for name in names if match(name)]\n"
+            "    else:\n"
+            "        result = [name for name in names if match(os.path.normcase(name))]\n"
+            "    return result\n"
+        )
+    raise KeyError(task_id)
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    ["code-colorsys-rename", "code-bisect-rename", "code-fnmatch-rename", "code-calendar-types",
+     "code-fnmatch-comprehension"],
+)  # fmt: skip
+def test_refactor_checks_pass_the_right_answer_only(task_id):
+    task = TASKS[task_id]
+    src = task.text()
+    good = run_checks(src, _right_answer(task_id, src), task.check)
+    assert all(c.passed for c in good), [c for c in good if not c.passed]
+    unchanged = run_checks(src, src, task.check)
+    assert not all(c.passed for c in unchanged)
+
+
+def test_refactor_checks_catch_what_goes_wrong():
+    task = TASKS["code-colorsys-rename"]
+    src = task.text()
+    good = _right_answer(task.id, src)
+
+    def failed(out: str) -> set[str]:
+        return {c.name for c in run_checks(src, out, task.check) if not c.passed}
+
+    assert failed(good.replace("(m2-m1)*hue*6.0", "(m2-m1)*hue*5.0")) == {"behaviour kept", "no unrelated lines"}
+    assert failed(good.replace("m1 = 2.0*l", "m0 = 2.0*l")) >= {"rename complete"}
+    assert failed(good.replace("def _hue_to_channel(m1, m2, hue):", "def _hue_to_channel(m1, m2, hue)")) == {
+        "parses"
+    }
+    assert failed(good.replace("# L: color lightness", "# L: colour lightness")) == {"no unrelated lines"}
+    half = src.replace("def _v(", "def _hue_to_channel(")
+    assert "rename complete" in failed(half) and "behaviour kept" in failed(half)
+
+
+def test_report_from_runs_without_a_model():
+    walden, colorsys = TASKS["prose-walden"], TASKS["code-colorsys-rename"]
+    runs = [
+        evaluate(walden, QualityRun(walden.id, "spellcheck", spellcheck(walden.text(), walden.file), None, 0.1)),
+        evaluate(walden, QualityRun(walden.id, "m", walden.reference(), None, 2.0)),
+        evaluate(colorsys, QualityRun(colorsys.id, "m", _right_answer(colorsys.id, colorsys.text()), None, 3.0)),
+    ]
+    s = summarize(runs, "m")
+    assert (s.score, s.recall, s.worse, s.refactor_pass, s.seconds) == (1.0, 1.0, 0, 1.0, 2.5)
+    met = {goal.split(":")[0]: ok for goal, _, ok in goals(runs, "m", set())}
+    assert all(met.values()), met
+    data = {
+        "command": "test", "started": "now", "default": "m",
+        "machine": {"cpu": "cpu", "cores": 2, "python": "3.11"},
+        "tasks": [{"id": walden.id}, {"id": colorsys.id}], "runs": [r.__dict__ for r in runs],
+    }  # fmt: skip
+    text = markdown(data, "quality.png")
+    assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 | 0 | 100% of 1 | 2.5 |" in text
+    assert "![quality against seconds per file](quality.png)" in text
+
+
+def test_config_names():
+    assert Config.parse("qwen2.5-coder-0.5b+plain") == Config(
+        "qwen2.5-coder-0.5b+plain", "qwen2.5-coder-0.5b", "llama.cpp", ("plain",)
+    )
+    assert Config.parse("m@transformers").backend == "transformers"
+    with pytest.raises(ValueError, match="unknown variant"):
+        Config.parse("m+nosuch")
+
+
+def test_bench_quality_command_with_the_baseline(tmp_path):
+    out = tmp_path / "quality.md"
+    result = CliRunner().invoke(
+        cli, ["bench", "--quality", "--configs", "spellcheck", "--tasks", "walden,click", "--markdown", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.with_suffix(".json").read_text())
+    assert {(r["task"], r["config"]) for r in data["runs"]} == {
+        ("prose-walden", "spellcheck"),
+        ("md-click-fix", "spellcheck"),
+    }
+    walden = next(r for r in data["runs"] if r["task"] == "prose-walden")
+    assert (walden["fix"]["fixed"], walden["fix"]["errors"]) == (3, 6)
+    assert "| `spellcheck` |" in out.read_text() and out.with_suffix(".png").exists()
+    bad = CliRunner().invoke(cli, ["bench", "--quality", "--configs", "m+nosuch"])
+    assert bad.exit_code == 2 and "unknown variant" in bad.output
