@@ -22,6 +22,7 @@ import numpy as np
 from .backends import Backend, ContextFull, TextStream
 from .costmodel import CostModel
 from .events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated
+from .keepbias import KeepBias
 from .prompt import FenceStream
 from .sampling import Sampling, sample
 
@@ -149,9 +150,11 @@ def generate(
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
     reuse: Sequence[int] = (),
+    keep: KeepBias | None = None,
 ) -> Iterator[Event]:
     """Plain decoding. `until` filters the text and ends the run at the closing fence;
-    `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill."""
+    `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill;
+    `keep`: a keep-bias on the file's next token (keepbias.py)."""
     rng = rng if rng is not None else np.random.default_rng(options.sampling.seed)
     t0 = time.perf_counter()
     logits, reused = prefill(backend, prompt, reuse)
@@ -159,10 +162,12 @@ def generate(
     yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
     out = Emitter(backend, options.max_tokens, until)
     while True:
-        token = sample(logits, options.sampling, rng)
+        token = sample(keep.bias(logits, [keep.target]) if keep else logits, options.sampling, rng)
         if token in backend.eos_ids:
             out.stop = "eos"
             break
+        if keep:
+            keep.advance([token])
         yield TokenGenerated(token, out.emit(token))
         if out.stop:
             break

@@ -20,6 +20,7 @@ from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .events import Event
+from .keepbias import KeepBias
 from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .request import EditRequest
@@ -62,12 +63,15 @@ def edit_events(
     rng: np.random.Generator | None = None,
     kind: str = "rewrite",
     reuse: Sequence[int] = (),
+    keep_bias: float = 0.0,
 ) -> Iterator[Event]:
     """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
     of new text about the file (kind "summary": no predicted draft). speculate: "off"
     (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
     picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
-    holds (a session's previous turn), whose prefix shared with the prompt is kept."""
+    holds (a session's previous turn), whose prefix shared with the prompt is kept.
+    keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
+    the same for every speculate mode."""
     if speculate not in SPECULATE:
         raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
     if kind == "summary":
@@ -79,8 +83,9 @@ def edit_events(
     room = max(1, backend.n_ctx - len(prompt.tokens))
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
+    keep = KeepBias(keep_bias, prompt.draft, prompt.tokens) if keep_bias and kind != "summary" else None
     if speculate == "off":
-        return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse)
+        return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse, keep=keep)
     chosen = make_drafters(drafters, prompt)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
@@ -92,5 +97,5 @@ def edit_events(
         planner = CostPlanner(cost, acceptance)
     return speculative_generate(
         backend, prompt.tokens, options, composite, planner, acceptance,
-        draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse,
+        draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
     )  # fmt: skip

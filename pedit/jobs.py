@@ -35,6 +35,7 @@ class EngineOptions:
     drafters: tuple[str, ...] = DRAFTERS
     draft_max: int = 64
     cost: CostModel | None = None
+    keep_bias: float = 0.0  # β on the file's next token (keepbias.py)
 
 
 @dataclass
@@ -85,7 +86,7 @@ class Job:
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
         return edit_events(
             self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
-            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
+            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind, keep_bias=o.keep_bias,
         )  # fmt: skip
 
     def budget(self, name: str, kind: str) -> int:

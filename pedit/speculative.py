@@ -10,7 +10,8 @@
         score every proposal against the emitted tokens (acceptance estimates)
 
 Lossless: verify() emits exactly what plain decoding would, one draw per emitted token, and
-the Emitter shared with plain decoding stops at exactly the same token.
+the Emitter shared with plain decoding stops at exactly the same token. With a keep-bias
+(keepbias.py) each row is biased as plain decoding with the same bias would bias it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .costmodel import CostModel
 from .decode import DecodeOptions, Emitter, Tracker, prefill
 from .drafters.compose import Composite
 from .events import Event, Finished, Prefilled, Progress, TokenGenerated, TokensAccepted
+from .keepbias import KeepBias
 from .planner import Acceptance, Planner
 from .prompt import FenceStream
 from .sampling import sample
@@ -44,6 +46,7 @@ def speculative_generate(
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
     reuse: Sequence[int] = (),
+    keep: KeepBias | None = None,
 ) -> Iterator[Event]:
     if not backend.capabilities.rollback:
         raise ValueError(f"backend {backend.name} cannot roll its cache back; use plain decoding")
@@ -55,11 +58,13 @@ def speculative_generate(
     yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
     out = Emitter(backend, options.max_tokens, until)
     context = list(prompt)
-    token = sample(logits, s, rng)
+    token = sample(keep.bias(logits, [keep.target]) if keep else logits, s, rng)
     if token in backend.eos_ids:
         out.stop = "eos"
     else:
         context.append(token)
+        if keep:
+            keep.advance([token])
         yield TokenGenerated(token, out.emit(token))
     while out.stop is None:
         room = backend.n_ctx - backend.n_past  # KV positions left; `token` needs one
@@ -74,6 +79,8 @@ def speculative_generate(
         base = backend.n_past
         t = time.perf_counter()
         rows = backend.eval([token, *guess], n_logits=k + 1)  # [k+1, n_vocab]
+        if keep:  # row i is biased as plain decoding would bias it after guess[:i]
+            rows = keep.bias(rows, keep.targets(guess))
         m, y = verify(rows, guess, s, rng, backend.eos_ids)
         backend.truncate(base + 1 + m)  # keep `token` and the accepted drafts
         foresaw_stop = m < k and guess[m] == y  # the draft foresaw EOS: not a rejection
@@ -94,6 +101,8 @@ def speculative_generate(
                 emitted = [*emitted, y]
                 yield TokenGenerated(y, out.emit(y))
         context.extend(emitted)
+        if keep:
+            keep.advance(emitted)
         acceptance.observe(drafter.eligible(proposals), emitted)
         drafter.feedback(draft, m)
         token = y

@@ -151,3 +151,44 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
         plain = last(edit_events(backend, req, sampling=s, speculate="off"))
         spec = last(edit_events(backend, req, sampling=s, speculate="fixed", draft_max=8))
         same_run(plain, spec)
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from(TEXTS),
+    drafters=st.sampled_from(SUBSETS),
+    sampling=SAMPLINGS,
+    beta=st.sampled_from([-6.0, -1.5, 0.7, 3.0, 12.0]),
+    draft_max=st.integers(1, 24),
+    max_tokens=st.one_of(st.none(), st.integers(1, 40)),
+)
+def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
+    text, drafters, sampling, beta, draft_max, max_tokens
+):
+    backend = open_backend("reference")
+    req = EditRequest(text, "Fix the grammar.", "notes.md")
+    common = dict(sampling=sampling, max_tokens=max_tokens, keep_bias=beta)
+    plain = last(edit_events(backend, req, speculate="off", **common))
+    spec = last(
+        edit_events(
+            backend, req, speculate="fixed", drafters=drafters, draft_max=draft_max, cost=FLAT, **common
+        )
+    )
+    same_run(plain, spec)
+
+
+def test_keep_bias_moves_the_output_towards_the_file():
+    """β = 0 is plain decoding; a large β makes the answer the file itself; a negative
+    one moves it away. Counted on the reference backend, greedy."""
+    backend = open_backend("reference")
+    req = EditRequest(TEXTS[0], "Fix the grammar.", "notes.md")
+
+    def answer(beta, sampling=Sampling()):
+        return last(edit_events(backend, req, speculate="off", keep_bias=beta, sampling=sampling)).text
+
+    hot = Sampling(temperature=1.5, seed=3)
+    assert answer(0.0) == last(edit_events(backend, req, speculate="off")).text
+    assert answer(0.0, hot) != TEXTS[0]  # sampling hot, the model wanders off the file...
+    assert answer(1e4, hot) == TEXTS[0]  # ...unless the file's token is all but certain
+    assert answer(1e4) == TEXTS[0]
+    assert not answer(-1e4).startswith(TEXTS[0][:5])  # and never the file's token

@@ -7,6 +7,7 @@ the file is cut into runs. Variants combine: `qwen2.5-coder-0.5b+plain`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from ..jobs import Job, Outcome
@@ -19,6 +20,7 @@ class Variant:
     speculate: str = "auto"
     instruction: dict[str, str] | None = None  # {command: instruction}, replaces the template's
     system: str | None = None
+    keep_bias: float = 0.0
 
     def template(self, base: Template, task: Task) -> Template:
         out = base
@@ -47,3 +49,11 @@ class Variant:
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(speculate="off"),
 }
+KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
+
+
+def lookup(name: str) -> Variant | None:
+    if name in VARIANTS:
+        return VARIANTS[name]
+    m = KEEP.match(name)
+    return Variant(keep_bias=float(m.group(1))) if m else None

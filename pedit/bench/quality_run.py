@@ -22,7 +22,7 @@ from ..templates import BUILTIN
 from .baseline import spellcheck
 from .checks import run_checks
 from .corpus import Task
-from .levers import VARIANTS, Variant
+from .levers import VARIANTS, Variant, lookup
 from .quality import score_fix
 
 BASELINE = "spellcheck"
@@ -42,12 +42,12 @@ class Config:
         head, *variants = name.split("+")
         model, _, backend = head.partition("@")
         for v in variants:
-            if v not in VARIANTS:
-                raise ValueError(f"unknown variant {v!r} in {name!r} ({', '.join(VARIANTS)})")
+            if lookup(v) is None:
+                raise ValueError(f"unknown variant {v!r} in {name!r} ({', '.join(VARIANTS)}, kbBETA)")
         return cls(name, model, backend or "llama.cpp", tuple(variants))
 
     def variant(self) -> Variant:
-        return Variant.combine([VARIANTS[v] for v in self.variants])
+        return Variant.combine([lookup(v) for v in self.variants])
 
 
 @dataclass
@@ -94,7 +94,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
     template = variant.template(BUILTIN[task.command], task)
-    options = EngineOptions(speculate=variant.speculate, cost=cost)
+    options = EngineOptions(speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias)
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
     stats = []
