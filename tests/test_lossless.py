@@ -167,7 +167,7 @@ def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
 ):
     backend = open_backend("reference")
     req = EditRequest(text, "Fix the grammar.", "notes.md")
-    common = dict(sampling=sampling, max_tokens=max_tokens, keep_bias=beta)
+    common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta}
     plain = last(edit_events(backend, req, speculate="off", **common))
     spec = last(
         edit_events(
@@ -183,7 +183,7 @@ def test_keep_bias_moves_the_output_towards_the_file():
     backend = open_backend("reference")
     req = EditRequest(TEXTS[0], "Fix the grammar.", "notes.md")
 
-    def answer(beta, sampling=Sampling()):
+    def answer(beta, sampling=None):
         return last(edit_events(backend, req, speculate="off", keep_bias=beta, sampling=sampling)).text
 
     hot = Sampling(temperature=1.5, seed=3)
