@@ -10,6 +10,7 @@ take the same keys, e.g.
     backend = "llama.cpp"
     speculate = "auto"
     draft_max = 64
+    keep_bias = 0.0
     n_ctx = 8192
 
     [templates.fix]
@@ -78,6 +79,7 @@ KEYS: dict[str, Key] = {
     "backend": Key(str, BACKENDS, default="auto"),
     "speculate": Key(str, SPECULATE, default="auto"),
     "draft_max": Key(int, lo=1, hi=256, default=64),
+    "keep_bias": Key(float, default=0.0),
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(int, lo=1),  # None: all usable CPUs
 }

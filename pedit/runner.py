@@ -43,7 +43,7 @@ class Request:
     mode: str | None
     force: bool
     system: str | None
-    cli: dict  # model, backend, n_ctx, threads, speculate, draft_max (None: not given)
+    cli: dict  # model, backend, n_ctx, threads, speculate, draft_max, keep_bias (None: not given)
     max_tokens: int | None
     sampling: Sampling
     drafters: tuple[str, ...]
@@ -115,8 +115,9 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
             with reporter.task("measuring draft costs (once per model and machine)", None):
                 cost = costmodel.cached(backend, costmodel.identity(backend), models.cache_root() / "costs")
         options = EngineOptions(
-            req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost
-        )
+            req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost,
+            settings.get("keep_bias"),
+        )  # fmt: skip
         job = Job(backend, template, req.instruction, options, req.system, req.force)
         if shell.err.is_terminal and shell.mode != "json":
             shell.err.print(legend())
@@ -279,6 +280,7 @@ class Shell:
             "speculate": settings.get("speculate"),
             "drafters": list(self.req.drafters),
             "draft_max": settings.get("draft_max"),
+            "keep_bias": settings.get("keep_bias"),
             "temperature": self.req.sampling.temperature,
             "seed": self.req.sampling.seed,
             "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],

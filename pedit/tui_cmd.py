@@ -24,6 +24,7 @@ session_options = _options(
         help="As for `pedit edit`. [default: auto]",
     ),
     click.option("--draft-max", type=click.IntRange(min=1, max=256), help="[default: 64]"),
+    click.option("--keep-bias", type=float, help="As for `pedit edit`. [default: 0]"),
     click.option(
         "--force", is_flag=True, help="Allow saving a hard-linked file, and what the guard refuses."
     ),
@@ -51,12 +52,14 @@ def tui_command(file: Path, **options):
         sampling = Sampling(options["temperature"], options["top_k"], options["top_p"], options["seed"])
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max")
+    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias")
     settings = config.resolve({k: options[k] for k in keys})
     speculate = settings.get("speculate")
 
     load = model_loader(settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate)
-    engine = EngineOptions(None, sampling, speculate, draft_max=settings.get("draft_max"))
+    engine = EngineOptions(
+        None, sampling, speculate, draft_max=settings.get("draft_max"), keep_bias=settings.get("keep_bias")
+    )
     app = PeditApp(
         file,
         load=load,
