@@ -72,6 +72,7 @@ class Job:
     options: EngineOptions
     system: str | None = None  # --system
     force: bool = False  # --force: write an answer that stops early anyway
+    chunk_tokens: int | None = None  # most file tokens per run (None: what the context allows)
 
     def request(self, text: str, name: str, part: str = "") -> EditRequest:
         instruction = self.template.render(self.instruction)
@@ -102,9 +103,16 @@ class Job:
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
         size = len(self.backend.tokenize(text))
+
+        def count(s: str) -> int:
+            return len(self.backend.tokenize(s))
+
+        if self.chunk_tokens and size > self.chunk_tokens:  # smaller runs, lines kept whole
+            longest = max(count(line) for line in text.splitlines(keepends=True))
+            budget = min(budget, max(self.chunk_tokens, longest))
         if size <= budget:
             return [text]
-        return chunks(text, lambda s: len(self.backend.tokenize(s)), budget)
+        return chunks(text, count, budget)
 
     def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
         fin = render(self._events(req, kind), label)

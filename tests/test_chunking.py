@@ -83,3 +83,18 @@ def test_a_line_too_long_even_for_a_chunk_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(cli, ["fix", str(path), "--check", *REF, "--n-ctx", "1024"])
     assert result.exit_code == 2
     assert "a single line of" in result.stderr and "tokens" in result.stderr
+
+
+def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
+    from pedit.backends import open_backend
+    from pedit.jobs import EngineOptions, Job
+    from pedit.templates import BUILTIN
+
+    backend = open_backend("reference")
+    text = "".join(f"Paragraph {i} has a few words in it.\n\n" for i in range(6)) + "x " * 40 + "\n"
+    whole = Job(backend, BUILTIN["fix"], None, EngineOptions())
+    assert whole.pieces(text, "a.txt", "rewrite") == [text]
+    small = Job(backend, BUILTIN["fix"], None, EngineOptions(), chunk_tokens=24)
+    pieces = small.pieces(text, "a.txt", "rewrite")
+    assert "".join(pieces) == text and len(pieces) > 3
+    assert pieces[-1].endswith("x " * 40 + "\n")  # a line longer than the chunk stays whole

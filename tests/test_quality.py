@@ -189,3 +189,9 @@ def test_bench_quality_command_with_the_baseline(tmp_path):
     assert "| `spellcheck` |" in out.read_text() and out.with_suffix(".png").exists()
     bad = CliRunner().invoke(cli, ["bench", "--quality", "--configs", "m+nosuch"])
     assert bad.exit_code == 2 and "unknown variant" in bad.output
+
+
+def test_variants_combine():
+    v = Config.parse("m+plain+kb-1.5+para").variant()
+    assert (v.speculate, v.keep_bias, v.chunk_tokens) == ("off", -1.5, 96)
+    assert Config.parse("m").variant().keep_bias == 0.0

@@ -21,6 +21,7 @@ class Variant:
     instruction: dict[str, str] | None = None  # {command: instruction}, replaces the template's
     system: str | None = None
     keep_bias: float = 0.0
+    chunk_tokens: int | None = None  # rewrite in runs of about this many file tokens
 
     def template(self, base: Template, task: Task) -> Template:
         out = base
@@ -31,7 +32,7 @@ class Variant:
         return out
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
-        return job.rewrite(text, name, render)
+        return replace(job, chunk_tokens=self.chunk_tokens).rewrite(text, name, render)
 
     @staticmethod
     def combine(variants: list[Variant]) -> Variant:
@@ -39,7 +40,7 @@ class Variant:
         for v in variants:
             changed = {
                 k: getattr(v, k)
-                for k in ("speculate", "instruction", "system")
+                for k in ("speculate", "instruction", "system", "keep_bias", "chunk_tokens")
                 if getattr(v, k) != getattr(Variant(), k)
             }
             out = replace(out, **changed)
@@ -48,6 +49,7 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(speculate="off"),
+    "para": Variant(chunk_tokens=96),  # a paragraph or so at a time
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 
