@@ -200,4 +200,5 @@ def _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_j
 
 def _command() -> str:
     """How this run was asked for, for the report (tests call the command in-process)."""
-    return "pedit " + shlex.join(sys.argv[1:]) if Path(sys.argv[0]).name == "pedit" else "pedit bench"
+    named = Path(sys.argv[0]).name == "pedit" or sys.argv[0].endswith("pedit/__main__.py")  # python -m
+    return "pedit " + shlex.join(sys.argv[1:]) if named and sys.argv[1:2] == ["bench"] else "pedit bench"

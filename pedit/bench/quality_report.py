@@ -183,9 +183,10 @@ def markdown(data: dict, chart: str | None) -> str:
     ]
     for c in configs:
         s = summarize(runs, c)
+        refactors = f"{_pct(s.refactor_pass)} of {s.refactors}" if s.refactors else "–"
         lines.append(
             f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {_f(s.f05)} | {s.worse} of "
-            f"{s.files - s.refactors} | {s.refused} | {_pct(s.refactor_pass)} of {s.refactors} "
+            f"{s.files - s.refactors} | {s.refused} | {refactors} "
             f"| {_f(s.seconds, 1)} |"
         )
     by = {(r.task, r.config): r for r in runs}
@@ -292,17 +293,21 @@ def chart(data: dict, path: Path) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         return False
     runs = [QualityRun(**r) for r in data["runs"]]
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    for c in configs_of(runs):
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=110)
+    markers = "osD^vP*Xh<>p"
+    for i, c in enumerate(configs_of(runs)):
         s = summarize(runs, c)
         if s.score is None:
             continue
-        ax.scatter([max(s.seconds, 0.01)], [s.score], s=60)
-        ax.annotate(c, (max(s.seconds, 0.01), s.score), textcoords="offset points", xytext=(6, 4), fontsize=7)
+        ax.scatter([max(s.seconds, 0.01)], [s.score], s=55, marker=markers[i % len(markers)], label=c)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.axhline(GOALS["score"], color="grey", linestyle="--", linewidth=0.8)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xlabel("seconds per file (log)")
