@@ -127,6 +127,22 @@ def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[tuple
     return out
 
 
+def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
+    out = []
+    for c in configs:
+        base, _, variant = c.partition("+")
+        if not variant or base not in configs or variant == "plain":
+            continue
+        a, b = summarize(runs, base), summarize(runs, c)
+        out.append(
+            f"| `+{variant}` on `{base}` | {_f(a.score)} → {_f(b.score)} "
+            f"| {_pct(a.recall)} → {_pct(b.recall)} "
+            f"| {_pct(a.precision)} → {_pct(b.precision)} | {a.worse} → {b.worse} "
+            f"| {_pct(a.refactor_pass)} → {_pct(b.refactor_pass)} | {_f(a.seconds, 1)} → {_f(b.seconds, 1)} |"
+        )
+    return out
+
+
 def _ratio(pairs: list[tuple[QualityRun, QualityRun]]) -> str:
     plain, fast = sum(a.seconds for a, _ in pairs), sum(b.seconds for _, b in pairs)
     return f"{plain / fast:.2f}x" if fast else "–"
@@ -215,6 +231,12 @@ def markdown(data: dict, chart: str | None) -> str:
     lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
     for goal, measured, met in goals(runs, default, heldout):
         lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
+    levers = _levers(runs, configs)
+    if levers:
+        lines += ["", "## Levers tried", "", "Each variant against the same model without it, over all tasks "
+                  "(what a variant is: [below](#how-it-is-scored)).", "",
+                  "| lever | fix score | recall | precision | made worse | refactors passing | s per file |",
+                  "|---|---|---|---|---|---|---|", *levers]  # fmt: skip
     header = " | ".join(f"`{c}`" for c in configs)
     lines += [
         "",
@@ -283,6 +305,10 @@ _HOW = """## How it is scored
 - **s per file**: wall time of the rewrite (model loading excluded, speculation's cost
   model measured once per configuration), mean over the scored files. `+plain` is the same
   model without speculation: its outputs must be the same (the lossless check), only slower.
+- Variants: `+plain` no speculation; `+kbB` a keep-bias of B on the file's own next token
+  (`--keep-bias B`: B > 0 changes less, B < 0 dares more); `+para` the file rewritten a
+  paragraph or so (96 tokens) per run instead of whole. Variants run in a separate group are
+  timed in another process: compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
   every unknown word of the prose (`pedit/bench/baseline.py`)."""
 
