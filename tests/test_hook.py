@@ -502,3 +502,10 @@ def test_pre_commit_framework_runs_the_shipped_hook(tmp_path):
     second = sh(pre_commit, "run", "--verbose", "--files", "notes.md", cwd=repo, check=False, env=env)
     assert second.returncode == 0 and "ok notes.md: no changes (cached)" in second.stdout
     assert (repo / "notes.md").read_text() == NOTES
+
+
+def test_the_result_cache_keys_on_the_keep_bias(tmp_path):
+    cache, rule, hc = ResultCache(tmp_path), Rule("*.md", "fix"), HookConfig()
+    plain = cache.key("text", rule, hc, "m", "reference")
+    assert cache.key("text", rule, hc, "m", "reference", 0.0) == plain
+    assert cache.key("text", rule, hc, "m", "reference", 1.5) != plain

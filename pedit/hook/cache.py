@@ -27,9 +27,13 @@ class ResultCache:
         self._warn = warn
         self._unwritable = False  # warned once; no more writes tried
 
-    def key(self, text: str, rule: Rule, config: HookConfig, model: str, backend: str) -> str:
+    def key(
+        self, text: str, rule: Rule, config: HookConfig, model: str, backend: str, keep_bias: float = 0.0
+    ) -> str:
         parts = [__version__, model, backend, rule.command, rule.instruction, rule.system,
                  config.temperature, config.seed, text]  # fmt: skip
+        if keep_bias:  # the same key as before for the default
+            parts.append(keep_bias)
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

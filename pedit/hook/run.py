@@ -118,8 +118,9 @@ class Rewriter:
         c, s = self.config, self.settings
         sampling = Sampling(temperature=c.temperature, seed=c.seed)
         options = EngineOptions(
-            None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost
-        )
+            None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
+            keep_bias=s.get("keep_bias"),
+        )  # fmt: skip
         template = templates(s.templates)[rule.command]
         job = Job(backend, template, rule.instruction, options, rule.system)
         spans = changed_spans(text, changed)
@@ -240,7 +241,8 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return
-    keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name)  # noqa: E731
+    bias = rewriter.settings.get("keep_bias") or 0.0
+    keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
     fresh = new is None
