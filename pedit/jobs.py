@@ -18,6 +18,7 @@ from .costmodel import CostModel
 from .edit import DRAFTERS, edit_events
 from .errors import RefusedError, UsageError
 from .events import Event, Finished, Stats
+from .linebreaks import keep_line_breaks
 from .prompt import build_prompt, build_summary_prompt
 from .request import EditRequest
 from .sampling import Sampling
@@ -115,9 +116,12 @@ class Job:
         return chunks(text, count, budget)
 
     def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
+        """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py)."""
         fin = render(self._events(req, kind), label)
         if kind == "rewrite":
             incomplete(req.filename, req.text, fin, self.force)
+            if self.template.name == "fix":
+                fin = replace(fin, text=keep_line_breaks(req.text, fin.text))
         return fin
 
     def rewrite(self, text: str, name: str, render: Render) -> Outcome:
