@@ -196,7 +196,7 @@ decode_options = _options(
         "--keep-bias",
         type=float,
         help="Add this to the logit of the file's own next token: > 0 changes less, < 0 dares "
-        "more; output stays exactly plain decoding's with the same bias. [default: 0]",
+        "more; output stays exactly plain decoding's with the same bias. [default: fix 1.5, others 0]",
     ),  # fmt: skip
     click.option(
         "--stats-json",

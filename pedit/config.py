@@ -79,7 +79,7 @@ KEYS: dict[str, Key] = {
     "backend": Key(str, BACKENDS, default="auto"),
     "speculate": Key(str, SPECULATE, default="auto"),
     "draft_max": Key(int, lo=1, hi=256, default=64),
-    "keep_bias": Key(float, default=0.0),
+    "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(int, lo=1),  # None: all usable CPUs
 }

@@ -36,7 +36,7 @@ class EngineOptions:
     drafters: tuple[str, ...] = DRAFTERS
     draft_max: int = 64
     cost: CostModel | None = None
-    keep_bias: float = 0.0  # β on the file's next token (keepbias.py)
+    keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
 
 
 @dataclass
@@ -75,6 +75,12 @@ class Job:
     force: bool = False  # --force: write an answer that stops early anyway
     chunk_tokens: int | None = None  # most file tokens per run (None: what the context allows)
 
+    @property
+    def keep_bias(self) -> float:
+        """The keep-bias of this job's runs: the option's, else the template's."""
+        given = self.options.keep_bias
+        return self.template.keep_bias if given is None else given
+
     def request(self, text: str, name: str, part: str = "") -> EditRequest:
         instruction = self.template.render(self.instruction)
         if part:
@@ -88,7 +94,7 @@ class Job:
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
         return edit_events(
             self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
-            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind, keep_bias=o.keep_bias,
+            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind, keep_bias=self.keep_bias,
         )  # fmt: skip
 
     def budget(self, name: str, kind: str) -> int:

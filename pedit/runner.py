@@ -95,7 +95,7 @@ def run(req: Request) -> int:
     if files:
         shell.code = max(shell.code, _run_files(shell, settings, template, files))
     if req.stats_json:
-        shell.write_stats(req.stats_json, settings)
+        shell.write_stats(req.stats_json, settings, template)
     if mode == "json":
         click.echo(json.dumps(shell.results, indent=2))
     return shell.code
@@ -273,14 +273,16 @@ class Shell:
         print_diff(lines)
         return click.confirm(f"Apply to {source.path}?", default=False, err=True)
 
-    def write_stats(self, path: Path, settings: config.Settings) -> None:
+    def write_stats(self, path: Path, settings: config.Settings, template) -> None:
         data = {
             "model": settings.get("model"),
             "backend": self.backend or settings.get("backend"),
             "speculate": settings.get("speculate"),
             "drafters": list(self.req.drafters),
             "draft_max": settings.get("draft_max"),
-            "keep_bias": settings.get("keep_bias"),
+            "keep_bias": template.keep_bias
+            if settings.get("keep_bias") is None
+            else settings.get("keep_bias"),
             "temperature": self.req.sampling.temperature,
             "seed": self.req.sampling.seed,
             "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],

@@ -127,7 +127,7 @@ class Session:
             events = edit_events(
                 self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, reuse=self._cached,
-                keep_bias=o.keep_bias,
+                keep_bias=o.keep_bias or 0.0,
             )  # fmt: skip
             for event in events:
                 if isinstance(event, Prefilled):

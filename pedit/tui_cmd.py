@@ -24,7 +24,7 @@ session_options = _options(
         help="As for `pedit edit`. [default: auto]",
     ),
     click.option("--draft-max", type=click.IntRange(min=1, max=256), help="[default: 64]"),
-    click.option("--keep-bias", type=float, help="As for `pedit edit`. [default: 0]"),
+    click.option("--keep-bias", type=float, help="As for `pedit edit`. [default: 0]"),  # free-form turns
     click.option(
         "--force", is_flag=True, help="Allow saving a hard-linked file, and what the guard refuses."
     ),

@@ -23,7 +23,8 @@ from pedit.templates import BUILTIN
 
 ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
 REF = ("-b", "reference")
-CHANGE = ("--temperature", "1", "--seed", "3")  # a sampled run that changes the file
+# a sampled run that changes the file (no keep-bias: fix's own would keep this one unchanged)
+CHANGE = ("--temperature", "1", "--seed", "3", "--keep-bias", "0")
 
 
 @pytest.fixture
@@ -41,9 +42,11 @@ def expected(text, command, name, instruction=None, sampling=None, kind="rewrite
     t = BUILTIN[command]
     req = EditRequest(text, t.render(instruction), name, system or t.system)
     limit = SUMMARY_ROOM if kind == "summary" else None
-    return list(edit_events(open_backend("reference"), req, sampling=sampling, kind=kind, max_tokens=limit))[
-        -1
-    ]
+    bias = 0.0 if sampling is not None else t.keep_bias  # CHANGE's, or the command's own
+    events = edit_events(
+        open_backend("reference"), req, sampling=sampling, kind=kind, max_tokens=limit, keep_bias=bias
+    )
+    return list(events)[-1]
 
 
 def test_help_lists_commands_and_exit_codes():
@@ -316,3 +319,19 @@ def test_an_internal_error_is_one_line_and_exit_70(essay, monkeypatch):
         "pedit: error: internal error: RuntimeError: something pedit did not expect "
         "(set PEDIT_DEBUG=1 for a traceback)"
     )
+
+
+def test_fix_runs_with_its_own_keep_bias_unless_told(essay, tmp_path):
+    """fix's template carries a keep-bias (docs/quality.md); --keep-bias or the config
+    replaces it; the other commands have none."""
+    stats = tmp_path / "stats.json"
+
+    def bias(*args):
+        result = invoke(*args, "-b", "reference", "--stdout", "--stats-json", stats)
+        assert result.exit_code == 0, result.output
+        return json.loads(stats.read_text())["keep_bias"]
+
+    assert bias("fix", essay) == BUILTIN["fix"].keep_bias > 0
+    assert bias("fix", essay, "--keep-bias", "0") == 0.0
+    assert bias("fix", essay, "--keep-bias", "-2.5") == -2.5
+    assert bias("edit", essay, "Make it shorter") == 0.0

@@ -24,6 +24,7 @@ from pedit.hook import git as hgit
 from pedit.hook.cache import ResultCache
 from pedit.hook.rules import HookConfig, Rule, load, parse, with_overrides
 from pedit.hook.run import changed_spans, run_hook
+from pedit.templates import templates
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -91,7 +92,8 @@ def seed_fix(repo: Path, path: str, text: str, fixed: str) -> None:
     hook_config, settings = load(repo), config.resolve({}, project=repo / "pyproject.toml")
     cache = ResultCache(models.cache_root() / "hook")
     rule = hook_config.rule_for(path)
-    cache.put(cache.key(text, rule, hook_config, str(settings.get("model")), "reference"), fixed)
+    bias = templates(settings.templates)[rule.command].keep_bias  # as the hook keys it
+    cache.put(cache.key(text, rule, hook_config, str(settings.get("model")), "reference", bias), fixed)
 
 
 @pytest.fixture
@@ -374,7 +376,9 @@ def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ..
     settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
     cache = ResultCache(tmp_path / "cache")
     model = str(settings.get("model"))
-    key = lambda text: cache.key(text, hook_config.rule_for(file), hook_config, model, "reference")  # noqa: E731
+    rule = hook_config.rule_for(file)
+    bias = templates()[rule.command].keep_bias
+    key = lambda text: cache.key(text, rule, hook_config, model, "reference", bias)  # noqa: E731
     files = [str(repo / file)] if way == "pre-commit" else None
     return lambda: run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache"), cache, key
 

@@ -194,4 +194,5 @@ def test_bench_quality_command_with_the_baseline(tmp_path):
 def test_variants_combine():
     v = Config.parse("m+plain+kb-1.5+para").variant()
     assert (v.speculate, v.keep_bias, v.chunk_tokens) == ("off", -1.5, 96)
-    assert Config.parse("m").variant().keep_bias == 0.0
+    assert Config.parse("m").variant().keep_bias is None  # the command's own, as the CLI
+    assert Config.parse("m+kb0").variant().keep_bias == 0.0

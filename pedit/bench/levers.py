@@ -20,7 +20,7 @@ class Variant:
     speculate: str = "auto"
     instruction: dict[str, str] | None = None  # {command: instruction}, replaces the template's
     system: str | None = None
-    keep_bias: float = 0.0
+    keep_bias: float | None = None  # None: the command's own, as the CLI
     chunk_tokens: int | None = None  # rewrite in runs of about this many file tokens
 
     def template(self, base: Template, task: Task) -> Template:

@@ -241,7 +241,11 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return
-    bias = rewriter.settings.get("keep_bias") or 0.0
+    from ..templates import templates
+
+    bias = rewriter.settings.get("keep_bias")
+    if bias is None:  # the command's own
+        bias = templates(rewriter.settings.templates)[rule.command].keep_bias
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
