@@ -42,3 +42,6 @@ def templates_command(name):
         console.print(f"[bold]{t.name}[/] ({t.kind}; {t.source})", highlight=False)
         console.print(f"  system:      {t.system}", highlight=False, markup=False)
         console.print(f"  instruction: {t.instruction}", highlight=False, markup=False)
+        if t.keep_bias:
+            note = f"  keep-bias:   {t.keep_bias:g} (--keep-bias or keep_bias replaces it)"
+            console.print(note, highlight=False)

@@ -161,6 +161,7 @@ def test_templates_and_system_override(essay, isolated_dirs):
     assert shown.exit_code == 0
     for name in ("fix", "refactor", "summarize", "edit"):
         assert f"{name} (" in shown.stdout
+    assert shown.stdout.count("keep-bias:") == 1 and "keep-bias:   1.5" in shown.stdout
     conf = isolated_dirs / "config" / "pedit" / "config.toml"
     conf.parent.mkdir(parents=True)
     conf.write_text('[templates.fix]\nsystem = "Be terse."\n')
