@@ -20,7 +20,7 @@ from pedit.cli import cli
 from pedit.errors import UsageError
 
 REF = ("-b", "reference")
-CHANGE = ("--temperature", "1", "--seed", "3")
+CHANGE = ("--temperature", "1", "--seed", "3", "--keep-bias", "0")  # fix's own bias keeps this text
 TEXT = "Their is many reasons why peoples enjoys reading.\nA good book take you far, café.\n"
 
 
