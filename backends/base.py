@@ -68,7 +68,8 @@ class Backend(Protocol):
 
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         """Append tokens at positions n_past.. and return float32 logits [n_logits, n_vocab]
-        of the last n_logits of them (row i predicts the token after tokens[-n_logits + i])."""
+        of the last n_logits of them (row i predicts the token after tokens[-n_logits + i]).
+        The array is the caller's to modify (a keep-bias adds to it in place)."""
 
     def truncate(self, n: int) -> None:
         """Keep the first n tokens of the KV cache, drop the rest."""

@@ -102,11 +102,7 @@ def bench_command(
             for goal, measured, met in report.goals(report.BackendResult.from_dict(d), categories):
                 out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
-        png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
-        drawn = report.chart(data, png)
-        raw.write_text(json.dumps(data, indent=1) + "\n")
-        markdown.write_text(report.markdown(data, png.name if drawn else None))
-        err.print(f"wrote {markdown}, {png}, {raw}")
+        _write_report(markdown, data, report, err)
 
 
 def _run(tasks, kinds, model, repeats, seeds, with_peers, n_ctx, threads, err) -> dict:
@@ -191,11 +187,17 @@ def _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_j
         for goal, measured, met in qr.goals(runs, data.get("default"), heldout):
             out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
-        png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
-        drawn = qr.chart(data, png)
-        raw.write_text(json.dumps(data, indent=1) + "\n")
-        markdown.write_text(qr.markdown(data, png.name if drawn else None))
-        err.print(f"wrote {markdown}, {png}, {raw}")
+        _write_report(markdown, data, qr, err)
+
+
+def _write_report(markdown: Path, data: dict, module, err) -> None:
+    """The report (module.markdown), its chart (module.chart) beside it as .png, and the
+    raw runs as .json, which --from renders again."""
+    png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
+    drawn = module.chart(data, png)
+    raw.write_text(json.dumps(data, indent=1) + "\n")
+    markdown.write_text(module.markdown(data, png.name if drawn else None))
+    err.print(f"wrote {markdown}, {png}, {raw}")
 
 
 def _command() -> str:

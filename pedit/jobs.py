@@ -78,8 +78,7 @@ class Job:
     @property
     def keep_bias(self) -> float:
         """The keep-bias of this job's runs: the option's, else the template's."""
-        given = self.options.keep_bias
-        return self.template.keep_bias if given is None else given
+        return self.template.bias(self.options.keep_bias)
 
     def request(self, text: str, name: str, part: str = "") -> EditRequest:
         instruction = self.template.render(self.instruction)

@@ -48,17 +48,20 @@ class KeepBias:
         out = [self.target]
         if not guess:
             return out
-        cursor, context = copy.copy(self._cursor), list(self._context)
-        for tok in guess:
-            context.append(tok)
-            out.append(self._next(cursor, context))
+        cursor, n = copy.copy(self._cursor), len(self._context)
+        try:  # the guess rides on the context for the walk, then goes (no copy of the context)
+            for tok in guess:
+                self._context.append(tok)
+                out.append(self._next(cursor, self._context))
+        finally:
+            del self._context[n:]
         return out
 
     def bias(self, rows: np.ndarray, targets: Sequence[int | None]) -> np.ndarray:
-        """rows ([n, n_vocab] or [n_vocab]) with β added at each row's target (a copy)."""
-        out = np.array(rows, dtype=np.float32, copy=True)
-        flat = out.reshape(-1, out.shape[-1])
+        """rows ([n, n_vocab] or [n_vocab]) with β added at each row's target, in place:
+        a backend's eval() returns logits the caller owns, and they are used once."""
+        grid = rows if rows.ndim == 2 else rows[np.newaxis]  # a view either way
         for i, t in enumerate(targets):
-            if t is not None and t < flat.shape[1]:
-                flat[i, t] += self.beta
-        return out
+            if t is not None and t < grid.shape[1]:
+                grid[i, t] += self.beta
+        return rows

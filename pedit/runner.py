@@ -280,9 +280,7 @@ class Shell:
             "speculate": settings.get("speculate"),
             "drafters": list(self.req.drafters),
             "draft_max": settings.get("draft_max"),
-            "keep_bias": template.keep_bias
-            if settings.get("keep_bias") is None
-            else settings.get("keep_bias"),
+            "keep_bias": template.bias(settings.get("keep_bias")),
             "temperature": self.req.sampling.temperature,
             "seed": self.req.sampling.seed,
             "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],

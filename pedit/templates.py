@@ -43,6 +43,10 @@ class Template:
     # a fix is asked to change little, and measured (docs/quality.md) it is more often right
     keep_bias: float = 0.0
 
+    def bias(self, given: float | None) -> float:
+        """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
+        return self.keep_bias if given is None else given
+
     def render(self, user_instruction: str | None) -> str:
         if "{instruction}" in self.instruction:
             if not (user_instruction or "").strip():

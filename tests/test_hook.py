@@ -92,7 +92,7 @@ def seed_fix(repo: Path, path: str, text: str, fixed: str) -> None:
     hook_config, settings = load(repo), config.resolve({}, project=repo / "pyproject.toml")
     cache = ResultCache(models.cache_root() / "hook")
     rule = hook_config.rule_for(path)
-    bias = templates(settings.templates)[rule.command].keep_bias  # as the hook keys it
+    bias = templates(settings.templates)[rule.command].bias(settings.get("keep_bias"))  # as the hook keys it
     cache.put(cache.key(text, rule, hook_config, str(settings.get("model")), "reference", bias), fixed)
 
 
@@ -377,7 +377,7 @@ def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ..
     cache = ResultCache(tmp_path / "cache")
     model = str(settings.get("model"))
     rule = hook_config.rule_for(file)
-    bias = templates()[rule.command].keep_bias
+    bias = templates()[rule.command].bias(settings.get("keep_bias"))
     key = lambda text: cache.key(text, rule, hook_config, model, "reference", bias)  # noqa: E731
     files = [str(repo / file)] if way == "pre-commit" else None
     return lambda: run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache"), cache, key

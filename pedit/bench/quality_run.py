@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from .. import guard
+from ..costmodel import measure
 from ..errors import RefusedError
 from ..events import Finished
 from ..jobs import EngineOptions, Job
@@ -93,7 +94,7 @@ def run_baseline(task: Task) -> QualityRun:
 def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
-    template = variant.template(BUILTIN[task.command], task)
+    template = BUILTIN[task.command]
     options = EngineOptions(speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias)
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
@@ -140,8 +141,6 @@ def run_all(
             continue
         backend = load(config)
         try:
-            from ..costmodel import measure
-
             cost = measure(backend) if config.variant().speculate == "auto" else None
             for task in tasks:
                 progress(f"{config.name}: {task.id}")

@@ -38,6 +38,7 @@ from ..events import Event, Finished, Stats
 from ..hunks import hunks
 from ..render import unified_diff
 from ..sampling import Sampling
+from ..templates import templates
 from . import git, worktree
 from .cache import ResultCache
 from .rules import HookConfig, Rule
@@ -112,7 +113,6 @@ class Rewriter:
         self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
     ) -> tuple[str, list[Stats]]:
         from ..jobs import EngineOptions, Job, same_trailing_newlines
-        from ..templates import templates
 
         backend = self._load()
         c, s = self.config, self.settings
@@ -241,11 +241,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return
-    from ..templates import templates
-
-    bias = rewriter.settings.get("keep_bias")
-    if bias is None:  # the command's own
-        bias = templates(rewriter.settings.templates)[rule.command].keep_bias
+    bias = templates(rewriter.settings.templates)[rule.command].bias(rewriter.settings.get("keep_bias"))
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
