@@ -13,8 +13,8 @@ import click
 from .errors import UsageError
 
 QUALITY_CONFIGS = ",".join(
-    ["spellcheck", "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b+plain", "qwen2.5-coder-0.5b@transformers"]
-    + ["qwen2.5-coder-1.5b"]
+    ["spellcheck", "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b+plain", "qwen2.5-coder-0.5b"]
+    + ["qwen2.5-coder-0.5b@transformers"]
 )
 
 
@@ -32,7 +32,7 @@ QUALITY_CONFIGS = ",".join(
 )
 @click.option("--tasks", "task_ids", help="Only the tasks whose id contains one of these (comma-separated).")
 @click.option("--backends", help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
-@click.option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-0.5b]")
+@click.option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-1.5b]")
 @click.option(
     "--repeats",
     type=click.IntRange(min=0),

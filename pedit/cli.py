@@ -133,7 +133,7 @@ model_options = _options(
         "-m",
         "--model",
         help="A name from `pedit models`, a GGUF file, a Hugging Face "
-        "directory or repo id. [default: qwen2.5-coder-0.5b]",
+        "directory or repo id. [default: qwen2.5-coder-1.5b]",
     ),  # fmt: skip
     click.option(
         "-b",
@@ -199,6 +199,12 @@ decode_options = _options(
         "more; output stays exactly plain decoding's with the same bias. [default: fix 1.5, others 0]",
     ),  # fmt: skip
     click.option(
+        "--spelling/--no-spelling",
+        default=None,
+        help="Draft with a spell checker's corrections of unknown prose words, so the keep-bias "
+        "leans towards them; the model keeps or rejects each. [default: on for fix]",
+    ),  # fmt: skip
+    click.option(
         "--stats-json",
         type=click.Path(path_type=Path, dir_okay=False),
         help="Write the run's figures to this file as JSON.",
@@ -216,7 +222,7 @@ def _run(command: str, files, instruction, options: dict) -> None:
         sampling = Sampling(options["temperature"], options["top_k"], options["top_p"], options["seed"])
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias")
+    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling")
     req = Request(
         command, tuple(files), instruction, _chosen_mode(options), options.get("force", False),
         options["system"], {k: options[k] for k in keys}, options["max_tokens"], sampling,

@@ -11,6 +11,8 @@ take the same keys, e.g.
     speculate = "auto"
     draft_max = 64
     keep_bias = 0.0
+    spelling = false
+    chunk_tokens = 0
     n_ctx = 8192
 
     [templates.fix]
@@ -80,6 +82,8 @@ KEYS: dict[str, Key] = {
     "speculate": Key(str, SPECULATE, default="auto"),
     "draft_max": Key(int, lo=1, hi=256, default=64),
     "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
+    "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
+    "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(int, lo=1),  # None: all usable CPUs
 }

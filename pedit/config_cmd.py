@@ -45,3 +45,10 @@ def templates_command(name):
         if t.keep_bias:
             note = f"  keep-bias:   {t.keep_bias:g} (--keep-bias or keep_bias replaces it)"
             console.print(note, highlight=False)
+        if t.spelling:
+            note = (
+                "  spelling:    suggestions in the draft (--no-spelling or spelling = false turns them off)"
+            )
+            console.print(note, highlight=False)
+        if t.chunk_tokens:
+            console.print(f"  runs:        about {t.chunk_tokens} tokens of the file each", highlight=False)

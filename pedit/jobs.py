@@ -22,6 +22,7 @@ from .linebreaks import keep_line_breaks
 from .prompt import build_prompt, build_summary_prompt
 from .request import EditRequest
 from .sampling import Sampling
+from .spelling import spellcheck
 from .templates import Template
 
 Render = Callable[[Iterator[Event], str], Finished]
@@ -37,6 +38,7 @@ class EngineOptions:
     draft_max: int = 64
     cost: CostModel | None = None
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
+    spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
 
 
 @dataclass
@@ -73,18 +75,31 @@ class Job:
     options: EngineOptions
     system: str | None = None  # --system
     force: bool = False  # --force: write an answer that stops early anyway
-    chunk_tokens: int | None = None  # most file tokens per run (None: what the context allows)
+    chunk_tokens: int | None = None  # most file tokens per run (None: the template's; 0: whole)
 
     @property
     def keep_bias(self) -> float:
         """The keep-bias of this job's runs: the option's, else the template's."""
         return self.template.bias(self.options.keep_bias)
 
+    @property
+    def spelling(self) -> bool:
+        """Do this job's drafts carry spelling suggestions? The option's, else the template's."""
+        s = self.options.spelling
+        return self.template.spelling if s is None else s
+
     def request(self, text: str, name: str, part: str = "") -> EditRequest:
         instruction = self.template.render(self.instruction)
         if part:
             instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
-        return EditRequest(text, instruction, name, self.system or self.template.system)
+        draft = spellcheck(text, name) if self.spelling and self.keep_bias else None
+        return EditRequest(
+            text,
+            instruction,
+            name,
+            self.system or self.template.system,
+            draft=None if draft == text else draft,
+        )
 
     def _events(self, req: EditRequest, kind: str) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
@@ -113,9 +128,10 @@ class Job:
         def count(s: str) -> int:
             return len(self.backend.tokenize(s))
 
-        if self.chunk_tokens and size > self.chunk_tokens:  # smaller runs, lines kept whole
+        limit = self.template.chunk_tokens if self.chunk_tokens is None else self.chunk_tokens
+        if limit and size > limit:  # smaller runs, lines kept whole
             longest = max(count(line) for line in text.splitlines(keepends=True))
-            budget = min(budget, max(self.chunk_tokens, longest))
+            budget = min(budget, max(limit, longest))
         if size <= budget:
             return [text]
         return chunks(text, count, budget)

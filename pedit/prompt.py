@@ -88,7 +88,9 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
     msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
-    draft = backend.tokenize(_body(req.text) + fence) + end_of_turn(backend)
+    draft = backend.tokenize(_body(req.text if req.draft is None else req.draft) + fence) + end_of_turn(
+        backend
+    )
     return Prompt(tokens, fence, prime, draft)
 
 

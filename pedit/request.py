@@ -24,3 +24,7 @@ class EditRequest:
     # was asked about `start`; `text` is then the last turn's result.
     history: tuple[Exchange, ...] = ()
     start: str = ""
+    # The answer's draft, if not `text`: the predicted output copies it and the keep-bias
+    # leans towards it (fix: `text` with spelling suggestions, spelling.py). With β = 0 it
+    # changes the speed only, never the answer.
+    draft: str | None = None

@@ -43,7 +43,7 @@ class Request:
     mode: str | None
     force: bool
     system: str | None
-    cli: dict  # model, backend, n_ctx, threads, speculate, draft_max, keep_bias (None: not given)
+    cli: dict  # model, backend, n_ctx, threads, speculate, draft_max, keep_bias, spelling (None: not given)
     max_tokens: int | None
     sampling: Sampling
     drafters: tuple[str, ...]
@@ -116,9 +116,11 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
                 cost = costmodel.cached(backend, costmodel.identity(backend), models.cache_root() / "costs")
         options = EngineOptions(
             req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost,
-            settings.get("keep_bias"),
+            settings.get("keep_bias"), settings.get("spelling"),
         )  # fmt: skip
-        job = Job(backend, template, req.instruction, options, req.system, req.force)
+        job = Job(
+            backend, template, req.instruction, options, req.system, req.force, settings.get("chunk_tokens")
+        )
         if shell.err.is_terminal and shell.mode != "json":
             shell.err.print(legend())
         return max(shell.one(job, f) for f in files)
@@ -281,6 +283,7 @@ class Shell:
             "drafters": list(self.req.drafters),
             "draft_max": settings.get("draft_max"),
             "keep_bias": template.bias(settings.get("keep_bias")),
+            "spelling": template.spelling if settings.get("spelling") is None else settings.get("spelling"),
             "temperature": self.req.sampling.temperature,
             "seed": self.req.sampling.seed,
             "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],

@@ -30,6 +30,7 @@ SUMMARY_SYSTEM = (
 
 
 FIX_KEEP_BIAS = 1.5  # see Template.keep_bias
+FIX_CHUNK_TOKENS = 96  # see Template.chunk_tokens
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,12 @@ class Template:
     # the keep-bias its runs use unless --keep-bias / keep_bias says otherwise (keepbias.py):
     # a fix is asked to change little, and measured (docs/quality.md) it is more often right
     keep_bias: float = 0.0
+    # its draft has the spelling suggestions of spelling.py (with a keep-bias, the model
+    # leans towards each correction and keeps or rejects it) unless --no-spelling
+    spelling: bool = False
+    # rewrite in runs of about this many file tokens, lines kept whole (None: as few runs
+    # as the context allows): a small model fixes more in a paragraph than in a whole file
+    chunk_tokens: int | None = None
 
     def bias(self, given: float | None) -> float:
         """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
@@ -66,6 +73,8 @@ BUILTIN = {
             "file: its comments, docstrings and messages, and any obvious typo) without "
             "changing its meaning, its formatting or the code's behaviour.",
             keep_bias=FIX_KEEP_BIAS,
+            spelling=True,
+            chunk_tokens=FIX_CHUNK_TOKENS,
         ),
         Template(
             "refactor",

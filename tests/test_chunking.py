@@ -92,9 +92,25 @@ def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
 
     backend = open_backend("reference")
     text = "".join(f"Paragraph {i} has a few words in it.\n\n" for i in range(6)) + "x " * 40 + "\n"
-    whole = Job(backend, BUILTIN["fix"], None, EngineOptions())
+    whole = Job(backend, BUILTIN["fix"], None, EngineOptions(), chunk_tokens=0)
     assert whole.pieces(text, "a.txt", "rewrite") == [text]
     small = Job(backend, BUILTIN["fix"], None, EngineOptions(), chunk_tokens=24)
     pieces = small.pieces(text, "a.txt", "rewrite")
     assert "".join(pieces) == text and len(pieces) > 3
     assert pieces[-1].endswith("x " * 40 + "\n")  # a line longer than the chunk stays whole
+
+
+def test_fix_goes_a_paragraph_at_a_time_and_refactor_takes_the_whole_file():
+    from pedit.backends import open_backend
+    from pedit.jobs import EngineOptions, Job
+    from pedit.templates import BUILTIN, FIX_CHUNK_TOKENS
+
+    backend = open_backend("reference")
+    text = "".join(f"Paragraph {i} has a few words in it.\n\n" for i in range(12))
+    count = lambda s: len(backend.tokenize(s))  # noqa: E731
+    assert count(text) > 2 * FIX_CHUNK_TOKENS
+    fix = Job(backend, BUILTIN["fix"], None, EngineOptions()).pieces(text, "a.txt", "rewrite")
+    assert "".join(fix) == text and len(fix) >= 2
+    assert all(count(p) <= FIX_CHUNK_TOKENS for p in fix)
+    refactor = Job(backend, BUILTIN["refactor"], "rename x", EngineOptions())
+    assert refactor.pieces(text, "a.txt", "rewrite") == [text]

@@ -19,6 +19,7 @@ from pedit.prompt import FenceStream, build_prompt
 from pedit.request import EditRequest
 from pedit.sampling import Sampling
 from pedit.speculative import speculative_generate
+from pedit.spelling import spellcheck
 
 TEXTS = [
     "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n",
@@ -161,12 +162,15 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     beta=st.sampled_from([-6.0, -1.5, 0.7, 3.0, 12.0]),
     draft_max=st.integers(1, 24),
     max_tokens=st.one_of(st.none(), st.integers(1, 40)),
+    suggest=st.booleans(),
 )
 def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
-    text, drafters, sampling, beta, draft_max, max_tokens
+    text, drafters, sampling, beta, draft_max, max_tokens, suggest
 ):
+    """Also with a draft that is not the file (fix's spelling suggestions, spelling.py)."""
     backend = open_backend("reference")
-    req = EditRequest(text, "Fix the grammar.", "notes.md")
+    draft = spellcheck(text.replace("the", "teh"), "notes.md") if suggest else None
+    req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
     common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta}
     plain = last(edit_events(backend, req, speculate="off", **common))
     spec = last(
@@ -192,3 +196,14 @@ def test_keep_bias_moves_the_output_towards_the_file():
     assert answer(1e4, hot) == TEXTS[0]  # ...unless the file's token is all but certain
     assert answer(1e4) == TEXTS[0]
     assert not answer(-1e4).startswith(TEXTS[0][:5])  # and never the file's token
+
+
+def test_a_large_keep_bias_writes_the_draft_when_it_is_not_the_file():
+    """fix's draft carries spelling suggestions: the keep-bias leans towards the draft."""
+    backend = open_backend("reference")
+    text = "Teh cat sat on teh mat.\nIt was recieved well.\n"
+    draft = spellcheck(text, "notes.md")
+    assert draft == "The cat sat on the mat.\nIt was received well.\n"
+    req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
+    for speculate in ("off", "fixed"):
+        assert last(edit_events(backend, req, speculate=speculate, keep_bias=1e4, cost=FLAT)).text == draft

@@ -334,18 +334,18 @@ def test_an_unwritable_cache_is_exit_3_naming_the_directory(tmp_path, monkeypatc
     result = pedit("fix", "x.md", "--diff")
     assert result.exit_code == 3, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        f"pedit: error: cannot assemble model qwen2.5-coder-0.5b in {blocker}/cache/pedit/models "
+        f"pedit: error: cannot assemble model qwen2.5-coder-1.5b in {blocker}/cache/pedit/models "
         f"(Not a directory: {blocker} is a file); set XDG_CACHE_HOME to a writable directory "
-        "(the model needs 491 MB)"
+        "(the model needs 1,117 MB)"
     )
     listing = pedit("models")
     assert listing.exit_code == 0, listing.stderr
-    assert "installed" in row(listing.output, "qwen2.5-coder-0.5b")
+    assert "installed" in row(listing.output, "qwen2.5-coder-1.5b")
     assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"
 
 
 def test_a_disk_full_mid_write_is_exit_3_and_leaves_nothing(tmp_path, monkeypatch, small_disk):
-    """The 491 MB default model into a 64 KiB cache: the disk fills during the first block,
+    """The 1,117 MB default model into a 64 KiB cache: the disk fills during the first block,
     with bytes already written; the partial file is removed (and closed: the space is free
     again), and the error says why and what to do."""
     disk = small_disk(64 * 1024)
@@ -356,8 +356,8 @@ def test_a_disk_full_mid_write_is_exit_3_and_leaves_nothing(tmp_path, monkeypatc
     assert result.exit_code == 3, result.stderr
     where = disk / "pedit" / "models"
     assert result.stderr.strip().splitlines()[-1] == (
-        f"pedit: error: cannot assemble model qwen2.5-coder-0.5b in {where} (No space left on device); "
-        "free space there (the model needs 491 MB), or set XDG_CACHE_HOME to a directory with room"
+        f"pedit: error: cannot assemble model qwen2.5-coder-1.5b in {where} (No space left on device); "
+        "free space there (the model needs 1,117 MB), or set XDG_CACHE_HOME to a directory with room"
     )
     assert list(where.iterdir()) == [] and free_bytes(disk) == 64 * 1024
     assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"

@@ -9,13 +9,13 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from pedit.bench.baseline import prose_spans, spellcheck
 from pedit.bench.checks import run_checks
 from pedit.bench.corpus import introduced_errors, load_tasks
 from pedit.bench.quality import distance, score_fix, tokens
 from pedit.bench.quality_report import goals, markdown, summarize
 from pedit.bench.quality_run import Config, QualityRun, evaluate
 from pedit.cli import cli
+from pedit.spelling import prose_spans, spellcheck
 
 TASKS = {t.id: t for t in load_tasks()}
 FIX = [t for t in TASKS.values() if t.reference() is not None]
@@ -192,7 +192,7 @@ def test_bench_quality_command_with_the_baseline(tmp_path):
 
 
 def test_variants_combine():
-    v = Config.parse("m+plain+kb-1.5+para").variant()
-    assert (v.speculate, v.keep_bias, v.chunk_tokens) == ("off", -1.5, 96)
+    v = Config.parse("m+plain+kb-1.5+whole+nospell").variant()
+    assert (v.speculate, v.keep_bias, v.chunk_tokens, v.spelling) == ("off", -1.5, 0, False)
     assert Config.parse("m").variant().keep_bias is None  # the command's own, as the CLI
     assert Config.parse("m+kb0").variant().keep_bias == 0.0

@@ -299,8 +299,10 @@ def test_structured_files_must_still_parse(name, old, bad):
     assert guard.reason("edit", name, broken, bad) is None  # broken before: nothing to keep
 
 
-def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, answering):
+def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, answering, monkeypatch):
     essay = write(tmp_path / "essay.md", PROSE)
+    write(tmp_path / "pyproject.toml", "[tool.pedit]\nchunk_tokens = 0\n")  # the answer is the whole file's
+    monkeypatch.chdir(tmp_path)
     first, _, third = PROSE.split("\n\n")
     dropped = first + "\n\n" + third
     answering(dropped)

@@ -1,8 +1,10 @@
 """The levers the quality report measures: named variants of how pedit runs a task.
 
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
-be the same as pedit's), the keep-bias (`kbB`), or how the file is cut into runs (`para`).
-Variants combine: `qwen2.5-coder-0.5b+plain+kb0`. (Prompt variants were tried by hand
+be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
+(`nospell`), or how the file is cut into runs (`whole`: as few runs as the context
+allows, where `fix` otherwise goes a paragraph at a time). Variants combine:
+`qwen2.5-coder-0.5b+plain+kb0`. (Prompt variants were tried by hand
 and did not help: see the issue's notes; a field here is the place for the next one.)
 """
 
@@ -18,7 +20,8 @@ from ..jobs import Job, Outcome
 class Variant:
     speculate: str = "auto"
     keep_bias: float | None = None  # None: the command's own, as the CLI
-    chunk_tokens: int | None = None  # rewrite in runs of about this many file tokens
+    spelling: bool | None = None  # None: the command's own
+    chunk_tokens: int | None = None  # runs of about this many file tokens; None: the command's, 0: whole
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
         return replace(job, chunk_tokens=self.chunk_tokens).rewrite(text, name, render)
@@ -40,7 +43,8 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(speculate="off"),
-    "para": Variant(chunk_tokens=96),  # a paragraph or so at a time
+    "nospell": Variant(spelling=False),
+    "whole": Variant(chunk_tokens=0),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 

@@ -306,7 +306,7 @@ _HOW = """## How it is scored
   paragraph or so (96 tokens) per run instead of whole. Variants run in a separate group are
   timed in another process: compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
-  every unknown word of the prose (`pedit/bench/baseline.py`)."""
+  every unknown word of the prose (`pedit/spelling.py`)."""
 
 
 def chart(data: dict, path: Path) -> bool:

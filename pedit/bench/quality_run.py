@@ -5,7 +5,7 @@ the file as it was), and time each run.
 A configuration is written `MODEL[@BACKEND][+VARIANT...]`: a model pedit knows, the
 backend (llama.cpp by default), and variants (levers.py) such as `plain` (no
 speculation: the speed baseline, whose output must be the same) or a prompt. The name
-`spellcheck` is the non-LLM baseline (baseline.py).
+`spellcheck` is the non-LLM baseline (pedit/spelling.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ..costmodel import measure
 from ..errors import RefusedError
 from ..events import Finished
 from ..jobs import EngineOptions, Job
+from ..spelling import spellcheck
 from ..templates import BUILTIN
-from .baseline import spellcheck
 from .checks import run_checks
 from .corpus import Task
 from .levers import VARIANTS, Variant, lookup
@@ -95,7 +95,9 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
     template = BUILTIN[task.command]
-    options = EngineOptions(speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias)
+    options = EngineOptions(
+        speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling
+    )
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
     stats = []

@@ -28,12 +28,23 @@ class ResultCache:
         self._unwritable = False  # warned once; no more writes tried
 
     def key(
-        self, text: str, rule: Rule, config: HookConfig, model: str, backend: str, keep_bias: float = 0.0
+        self,
+        text: str,
+        rule: Rule,
+        config: HookConfig,
+        model: str,
+        backend: str,
+        keep_bias: float = 0.0,
+        recipe: tuple = (None, None),
     ) -> str:
+        """`recipe`: the spelling and chunk_tokens settings (None: the command's own, which the
+        version keys)."""
         parts = [__version__, model, backend, rule.command, rule.instruction, rule.system,
                  config.temperature, config.seed, text]  # fmt: skip
         if keep_bias:  # the same key as before for the default
             parts.append(keep_bias)
+        if recipe != (None, None):
+            parts.append(list(recipe))
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

