@@ -92,7 +92,9 @@ class Job:
         instruction = self.template.render(self.instruction)
         if part:
             instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
-        draft = spellcheck(text, name) if self.spelling and self.keep_bias else None
+        # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
+        # the model away from the suggestions
+        draft = spellcheck(text, name) if self.spelling and self.keep_bias > 0 else None
         return EditRequest(
             text,
             instruction,

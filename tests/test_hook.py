@@ -508,8 +508,11 @@ def test_pre_commit_framework_runs_the_shipped_hook(tmp_path):
     assert (repo / "notes.md").read_text() == NOTES
 
 
-def test_the_result_cache_keys_on_the_keep_bias(tmp_path):
+def test_the_result_cache_keys_on_the_keep_bias_spelling_and_chunk_size(tmp_path):
     cache, rule, hc = ResultCache(tmp_path), Rule("*.md", "fix"), HookConfig()
     plain = cache.key("text", rule, hc, "m", "reference")
     assert cache.key("text", rule, hc, "m", "reference", 0.0) == plain
     assert cache.key("text", rule, hc, "m", "reference", 1.5) != plain
+    ours = cache.key("text", rule, hc, "m", "reference", 1.5)  # spelling and chunk_tokens: the command's
+    assert cache.key("text", rule, hc, "m", "reference", 1.5, (False, None)) != ours
+    assert cache.key("text", rule, hc, "m", "reference", 1.5, (None, 0)) != ours

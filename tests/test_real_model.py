@@ -1,7 +1,9 @@
-"""The real default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), end to end, offline.
+"""The real bundled models, end to end, offline: the default (Qwen2.5-Coder-1.5B-Instruct
+Q4_K_M) on llama.cpp, and the small one (0.5B) on transformers.
 
-Slow on 2 CPU cores (the transformers case converts the GGUF once, ~1 minute), so these
-are the only tests that load it. Each runs the installed `pedit` command in a subprocess
+Slow on 2 CPU cores (the transformers case converts the GGUF once, ~1 minute; the small
+model there, as the 1.5B one would take 6 GB in float32), so these are the only tests of
+`pedit` commands that load them. Each runs the installed `pedit` command in a subprocess
 with HF_HUB_OFFLINE=1, as a user would, on a user cache that starts empty for the session.
 """
 
@@ -38,17 +40,27 @@ def paragraph(tmp_path_factory) -> Path:
 
 
 def test_pull_assembles_the_default_model(real_cache):
-    result = pedit("models", "pull", "qwen2.5-coder-0.5b", cache=real_cache)
+    result = pedit("models", "pull", "qwen2.5-coder-1.5b", cache=real_cache)
     assert result.returncode == 0, result.stderr
     listing = pedit("models", cache=real_cache).stdout
-    row = next(line for line in listing.splitlines() if "qwen2.5-coder-0.5b" in line)
+    row = next(line for line in listing.splitlines() if "qwen2.5-coder-1.5b" in line)
     assert "ready" in row and "(default)" in row
 
 
-@pytest.mark.parametrize("backend", ["llama.cpp", "transformers"])
-def test_default_model_fixes_a_paragraph(paragraph, real_cache, backend):
+@pytest.mark.parametrize(
+    "backend, model", [("llama.cpp", "qwen2.5-coder-1.5b"), ("transformers", "qwen2.5-coder-0.5b")]
+)
+def test_a_bundled_model_fixes_a_paragraph(paragraph, real_cache, backend, model):
     result = pedit(
-        "edit", str(paragraph), "Fix the grammar and spelling.", "--stdout", "-b", backend, cache=real_cache
+        "edit",
+        str(paragraph),
+        "Fix the grammar and spelling.",
+        "--stdout",
+        "-b",
+        backend,
+        "-m",
+        model,
+        cache=real_cache,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

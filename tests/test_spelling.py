@@ -36,6 +36,7 @@ def test_fix_drafts_with_the_suggestions_unless_told_not_to_or_without_a_keep_bi
     assert draft() == spellcheck(TEXT, "a.md") != TEXT
     assert draft(spelling=False) is None
     assert draft(keep_bias=0.0) is None  # with β = 0 the draft cannot change the answer: the file drafts
+    assert draft(keep_bias=-1.0) is None  # and β < 0 would push the model away from the suggestions
     assert draft("refactor") is None and draft("refactor", keep_bias=1.0) is None
     assert draft("refactor", keep_bias=1.0, spelling=True) == spellcheck(TEXT, "a.md")
     assert Job(backend, BUILTIN["fix"], None, EngineOptions()).request("All is well.\n", "a.md").draft is None

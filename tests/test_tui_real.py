@@ -29,7 +29,7 @@ async def until(pilot, condition, timeout: float) -> None:
         await pilot.pause(0.1)
 
 
-async def test_three_turns_with_the_default_model(default_model_env, tmp_path):
+async def test_three_turns_with_the_small_model(default_model_env, tmp_path):
     path = tmp_path / "notes.md"
     path.write_text(NOTES)
     load = model_loader("llama.cpp", 4096, None, "auto")
