@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pedit.jobs import EngineOptions
+from pedit.models import DEFAULT_MODEL
 from pedit.session import model_loader
 from pedit.tui.app import PeditApp
 
@@ -80,7 +81,7 @@ def test_starts_and_quits_cleanly_in_tmux(default_model_env, tmp_path):
 
     try:
         end = time.monotonic() + 600
-        wanted = ("model qwen2.5-coder-0.5b", "This are my notes", "Instruction", "^q Quit")
+        wanted = (f"model {DEFAULT_MODEL}", "This are my notes", "Instruction", "^q Quit")
         while not all(w in screen() for w in wanted):  # loaded, focus back on the instruction
             assert time.monotonic() < end and not done.exists(), screen()
             time.sleep(0.5)

@@ -130,11 +130,14 @@ def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
         if not variant or base not in configs or variant == "plain":
             continue
         a, b = summarize(runs, base), summarize(runs, c)
+        outputs = {(r.config, r.task): r.output for r in runs if r.checks}  # refactor tasks
+        moved = sum(outputs[(c, t)] != o for (k, t), o in outputs.items() if k == base and (c, t) in outputs)
         out.append(
             f"| `+{variant}` on `{base}` | {_f(a.score)} → {_f(b.score)} "
             f"| {_pct(a.recall)} → {_pct(b.recall)} "
             f"| {_pct(a.precision)} → {_pct(b.precision)} | {a.worse} → {b.worse} "
-            f"| {_pct(a.refactor_pass)} → {_pct(b.refactor_pass)} | {_f(a.seconds, 1)} → {_f(b.seconds, 1)} |"
+            f"| {_pct(a.refactor_pass)} → {_pct(b.refactor_pass)} | {moved} "
+            f"| {_f(a.seconds, 1)} → {_f(b.seconds, 1)} |"
         )
     return out
 
@@ -230,9 +233,15 @@ def markdown(data: dict, chart: str | None) -> str:
     levers = _levers(runs, configs)
     if levers:
         lines += ["", "## Levers tried", "", "Each variant against the same model without it, over all tasks "
-                  "(what a variant is: [below](#how-it-is-scored)).", "",
-                  "| lever | fix score | recall | precision | made worse | refactors passing | s per file |",
-                  "|---|---|---|---|---|---|---|", *levers]  # fmt: skip
+                  "(what a variant is: [below](#how-it-is-scored)). `nospell` and `whole` change nothing "
+                  "in a refactor, nor does `kb0` (a refactor's own keep-bias is 0), so where one of "
+                  "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
+                  "each run measured its own cost model, drafted and "
+                  "batched differently, and llama.cpp's batched float numerics flipped a near-tie "
+                  "(how often that happens: [benchmarks.md](benchmarks.md)).", "",
+                  "| lever | fix score | recall | precision | made worse | refactors passing "
+                  "| refactors changed | s per file |",
+                  "|---|---|---|---|---|---|---:|---|", *levers]  # fmt: skip
     header = " | ".join(f"`{c}`" for c in configs)
     lines += [
         "",
@@ -302,9 +311,11 @@ _HOW = """## How it is scored
   model measured once per configuration), mean over the scored files. `+plain` is the same
   model without speculation: its outputs must be the same (the lossless check), only slower.
 - Variants: `+plain` no speculation; `+kbB` a keep-bias of B on the file's own next token
-  (`--keep-bias B`: B > 0 changes less, B < 0 dares more); `+para` the file rewritten a
-  paragraph or so (96 tokens) per run instead of whole. Variants run in a separate group are
-  timed in another process: compare their seconds with care.
+  (`--keep-bias B`: B > 0 changes less, B < 0 dares more; `fix` runs with 1.5, the others
+  with 0); `+nospell` no spelling suggestions in `fix`'s draft (`--no-spelling`); `+whole`
+  the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or
+  so (96 tokens) at a time. Variants run in a separate group are timed in another
+  process: compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
   every unknown word of the prose (`pedit/spelling.py`)."""
 
