@@ -111,9 +111,14 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
     try:
         speculate = settings.get("speculate")
         cost = None
-        if speculate != "off":
-            with reporter.task("measuring draft costs (once per model and machine)", None):
-                cost = costmodel.cached(backend, costmodel.identity(backend), models.cache_root() / "costs")
+        if speculate != "off":  # said only when measured, not when the cache has it
+
+            def measuring(b):
+                with reporter.task("measuring draft costs (once per model and machine)", None):
+                    return costmodel.measure(b)
+
+            where = models.cache_root() / "costs"
+            cost = costmodel.cached(backend, costmodel.identity(backend), where, measure_fn=measuring)
         options = EngineOptions(
             req.max_tokens, req.sampling, speculate, req.drafters, settings.get("draft_max"), cost,
             settings.get("keep_bias"), settings.get("spelling"),

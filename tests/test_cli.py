@@ -336,3 +336,13 @@ def test_fix_runs_with_its_own_keep_bias_unless_told(essay, tmp_path):
     assert bias("fix", essay, "--keep-bias", "0") == 0.0
     assert bias("fix", essay, "--keep-bias", "-2.5") == -2.5
     assert bias("edit", essay, "Make it shorter") == 0.0
+
+
+def test_draft_costs_are_announced_only_when_measured(essay):
+    """The cost model is measured once per model and machine, then read from the cache:
+    only the run that measures says so."""
+    first = invoke("fix", essay, "--check", *REF)
+    second = invoke("fix", essay, "--check", *REF)
+    assert first.exit_code == second.exit_code == 0, first.stderr + second.stderr
+    assert "measuring draft costs" in first.stderr
+    assert "measuring draft costs" not in second.stderr
