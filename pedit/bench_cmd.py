@@ -194,8 +194,9 @@ def _write_report(markdown: Path, data: dict, module, err) -> None:
     """The report (module.markdown), its chart (module.chart) beside it as .png, and the
     raw runs as .json, which --from renders again."""
     png, raw = markdown.with_suffix(".png"), markdown.with_suffix(".json")
-    drawn = module.chart(data, png)
     raw.write_text(json.dumps(data, indent=1) + "\n")
+    data = {**data, "rendered": _command()}  # the step that wrote the report, for its header
+    drawn = module.chart(data, png)
     markdown.write_text(module.markdown(data, png.name if drawn else None))
     err.print(f"wrote {markdown}, {png}, {raw}")
 
