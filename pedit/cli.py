@@ -126,6 +126,12 @@ output_options = _options(
         is_flag=True,
         help="Rewrite hard-linked files; write what the guard refuses (docs/cli.md).",
     ),
+    click.option(
+        "--stdin-filename",
+        metavar="NAME",
+        help="For FILE '-': the name the model is shown, whose suffix picks the fence's language "
+        "and the guard's rules (as ruff and black). [default: stdin]",
+    ),
 )
 
 model_options = _options(
@@ -226,7 +232,7 @@ def _run(command: str, files, instruction, options: dict) -> None:
     req = Request(
         command, tuple(files), instruction, _chosen_mode(options), options.get("force", False),
         options["system"], {k: options[k] for k in keys}, options["max_tokens"], sampling,
-        options["drafters"], options["stats_json"],
+        options["drafters"], options["stats_json"], options.get("stdin_filename"),
     )  # fmt: skip
     code = run(req)
     if code:

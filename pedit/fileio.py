@@ -89,10 +89,11 @@ class Source:
     trailing_newline: bool
     path: Path | None = None  # None for stdin
     stamp: Stamp | None = None  # what was read (None for stdin)
+    label: str = "stdin"  # the name of what has no path (--stdin-filename)
 
     @property
     def name(self) -> str:
-        return self.path.name if self.path else "stdin"
+        return self.path.name if self.path else self.label
 
     def render(self, text: str) -> str:
         """The model's text with this file's trailing-newline state and newline style."""
@@ -136,6 +137,7 @@ def decode(data: bytes, name: str = "stdin", path: Path | None = None) -> Source
         newline=newline,
         trailing_newline=text.endswith("\n"),
         path=path,
+        label=name,
     )
 
 

@@ -48,6 +48,7 @@ class Request:
     sampling: Sampling
     drafters: tuple[str, ...]
     stats_json: Path | None
+    stdin_filename: str | None = None  # FILE "-": the name shown to the model and the guard
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -182,7 +183,7 @@ class Shell:
         if name != "-":
             return fileio.read(Path(name), force=self.req.force)
         if self._stdin is None:
-            self._stdin = fileio.decode(sys.stdin.buffer.read())
+            self._stdin = fileio.decode(sys.stdin.buffer.read(), self.req.stdin_filename or "stdin")
         return self._stdin
 
     def _empty(self, source: fileio.Source) -> None:

@@ -116,6 +116,16 @@ def test_stdin_is_a_filter(essay):
     assert invoke("fix", "-", essay, *REF, input=ESSAY).exit_code == 2
 
 
+def test_stdin_filename_is_the_name_the_model_and_the_record_see():
+    named = invoke("fix", "-", "--stdin-filename", "essay.md", *REF, *CHANGE, input=ESSAY)
+    assert named.exit_code == 0, named.stderr
+    assert named.stdout == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=3)).text
+    record = json.loads(
+        invoke("fix", "-", "--stdin-filename", "essay.md", "--json", *REF, input=ESSAY).stdout
+    )
+    assert record[0]["file"] == "essay.md"
+
+
 def test_several_files_and_globs_one_model_load(tmp_path):
     for i in range(3):
         (tmp_path / f"doc{i}.md").write_text(f"Document {i}. Their is a typo.\n")
