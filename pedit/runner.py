@@ -16,6 +16,7 @@ import contextlib
 import glob
 import json
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from rich.console import Console
 
 from . import config, costmodel, fileio, guard, models
 from .errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
+from .events import Event, TokenGenerated, TokensAccepted
 from .jobs import EngineOptions, Job, Outcome
 from .live import LiveView, legend
 from .render import RichReporter, print_diff, stats_line, unified_diff
@@ -207,10 +209,15 @@ class Shell:
     def _one(self, job: Job, name: str) -> int:
         source = self._read(name)  # again: what is written must be checked against this
         expected = len(job.backend.tokenize(source.text)) if self.kind == "rewrite" else None
-        view = LiveView(self.err, show_text=self.mode not in ("stdout", "json"), expected=expected)
+        # a summary in one run streams to stdout as it is written (the live view: status only)
+        stream = self.kind == "summary" and self.mode != "json"
+        stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
+        sink = StrippedStream() if stream else None
+        show = self.mode not in ("stdout", "json") and not stream
+        view = LiveView(self.err, show_text=show, expected=expected)
 
         def render(events, label: str):
-            finished = view.run(events, label)
+            finished = view.run(sink.tee(events) if sink else events, label)
             self.err.print(f"[dim]pedit: {label}: {stats_line(finished.stats)}[/]", highlight=False)
             return finished
 
@@ -221,14 +228,16 @@ class Shell:
                 f"[dim]pedit: {source.name} in all: {stats_line(outcome.total())}[/]", highlight=False
             )
         if self.kind == "summary":
-            return self._summary(source, outcome)
+            return self._summary(source, outcome, sink)
         return self._rewrite(source, outcome)
 
-    def _summary(self, source: fileio.Source, outcome: Outcome) -> int:
+    def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
         if self.mode == "json":
             self.results.append(
                 {"file": source.name, "summary": outcome.text, "stats": outcome.total().to_dict()}
             )
+        elif sink:
+            sink.close()  # what was streamed is outcome.text: the answer, stripped, and a newline
         else:
             click.echo(outcome.text, nl=False)
         return ExitCode.OK
@@ -304,3 +313,40 @@ class Shell:
 
 def _unsafe(source: fileio.Source, refused: str) -> RefusedError:
     return RefusedError(f"{source.name}: {refused}; nothing written (--force to write it anyway)", True)
+
+
+class StrippedStream:
+    """A summary's text to stdout as it is generated, written as `text.strip() + "\\n"`
+    (what Job.summarize returns) reads: leading whitespace dropped, trailing whitespace
+    held back until more text follows it."""
+
+    def __init__(self, write: Callable[[str], object] | None = None):
+        self._write = write or _stdout
+        self.started, self.held = False, ""
+
+    def tee(self, events: Iterator[Event]) -> Iterator[Event]:
+        for ev in events:
+            if isinstance(ev, TokenGenerated | TokensAccepted):
+                self.write(ev.text)
+            yield ev
+
+    def write(self, text: str) -> None:
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return
+            self.started = True
+        body = text.rstrip()
+        if body:
+            self._write(self.held + body)
+            self.held = text[len(body) :]
+        else:
+            self.held += text
+
+    def close(self) -> None:
+        self._write("\n")
+
+
+def _stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

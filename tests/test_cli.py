@@ -356,3 +356,18 @@ def test_draft_costs_are_announced_only_when_measured(essay):
     assert first.exit_code == second.exit_code == 0, first.stderr + second.stderr
     assert "measuring draft costs" in first.stderr
     assert "measuring draft costs" not in second.stderr
+
+
+def test_a_summary_streams_what_it_prints_at_the_end():
+    """The summary reaches stdout as it is generated; what is written adds up to the
+    stripped answer and a newline, the text a summary always prints."""
+    from pedit.runner import StrippedStream
+
+    for pieces in (["\n\n", " A", " summary", ".\n", "\n", "More", " \n\n"], ["  ", "\n"], []):
+        out, final = [], "".join(pieces).strip() + "\n"
+        stream = StrippedStream(out.append)
+        for p in pieces:
+            stream.write(p)
+            assert final.startswith("".join(out))  # nothing written ever needs taking back
+        stream.close()
+        assert "".join(out) == final
