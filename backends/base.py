@@ -24,8 +24,7 @@ class Capabilities:
     """What a backend can do, declared, so the decoder never guesses from a class name."""
 
     rollback: bool  # truncate(n) drops KV entries after position n
-    logits_for_all_positions: bool  # eval(..., n_logits=len(tokens)) in one forward pass
-    device: str = "cpu"  # "cpu" or "cuda"
+    device: str = "cpu"  # where the model runs: "cpu", "cuda" (torch), "gpu" (llama.cpp offload)
 
 
 class BackendError(RuntimeError):

@@ -91,9 +91,7 @@ class LlamaCppBackend:
         self.n_threads = threads
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
-        self.capabilities = Capabilities(
-            rollback=True, logits_for_all_positions=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu"
-        )
+        self.capabilities = Capabilities(rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu")
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
         template = L.llama_model_chat_template(model, None)
         self._chat = ChatTemplate(
@@ -134,11 +132,6 @@ class LlamaCppBackend:
 
     def render_chat(self, messages, *, add_generation_prompt: bool = True) -> str:
         return self._chat.render(messages, add_generation_prompt=add_generation_prompt)
-
-    def metadata(self, key: str) -> str | None:
-        buf = ctypes.create_string_buffer(1 << 16)
-        n = self._L.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
-        return buf.value.decode("utf-8", "replace") if n >= 0 else None
 
     # --- the model ----------------------------------------------------------------------
     @property

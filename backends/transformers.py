@@ -91,7 +91,7 @@ class TransformersBackend:
         self.path = path
         self.n_ctx = min(n_ctx, getattr(config, "max_position_embeddings", n_ctx) or n_ctx)
         self.n_vocab = int(self._model.get_output_embeddings().weight.shape[0])
-        self.capabilities = Capabilities(rollback=True, logits_for_all_positions=True, device=device)
+        self.capabilities = Capabilities(rollback=True, device=device)
         self.eos_ids = frozenset(_eos_ids(self._model, self._tok))
         self._bytes = token_byte_table(self._tok)
         self._bytes += [b""] * (self.n_vocab - len(self._bytes))  # padded LM heads

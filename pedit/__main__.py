@@ -1,3 +1,3 @@
-from pedit.cli import main
+from pedit.cli.app import main
 
 main()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 
@@ -28,6 +29,27 @@ class Stats:
     @property
     def decode_tokens_per_second(self) -> float:
         return self.completion_tokens / self.decode_seconds if self.decode_seconds else 0.0
+
+    @staticmethod
+    def total(runs: Sequence[Stats]) -> Stats:
+        """Several runs of one file added up (one run: its own figures). The speedup of the
+        whole is plain time over decode time, each summed:
+            sum(plain_step_i * tokens_i) / sum(decode_i)"""
+        if len(runs) == 1:
+            return runs[0]
+        by: dict[str, int] = {}
+        for st in runs:
+            for k, v in st.accepted_by_drafter.items():
+                by[k] = by.get(k, 0) + v
+        decode = sum(x.decode_seconds for x in runs)
+        plain = sum(x.plain_step_seconds * x.completion_tokens for x in runs if x.plain_step_seconds)
+        tokens = sum(x.completion_tokens for x in runs)
+        return Stats(
+            sum(x.prompt_tokens for x in runs), tokens, sum(x.forward_passes for x in runs),
+            sum(x.prefill_seconds for x in runs), decode, runs[-1].stop_reason if runs else "",
+            sum(x.accepted_prediction_tokens for x in runs), sum(x.rejected_prediction_tokens for x in runs),
+            by, plain / tokens if plain and tokens else None, plain / decode if plain and decode else None,
+        )  # fmt: skip
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -76,3 +98,19 @@ class Finished:
 
 
 Event = Prefilled | TokenGenerated | TokensAccepted | Progress | Finished
+
+
+def drain(events: Iterable[Event], each: Callable[[Event], object] | None = None) -> Finished:
+    """Run a decoder to its end and return its Finished event; every event before it goes
+    to `each` (which may raise to stop the run: the generator is closed either way)."""
+    try:
+        for event in events:
+            if isinstance(event, Finished):
+                return event
+            if each is not None:
+                each(event)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    raise RuntimeError("the decoder ended without a Finished event")

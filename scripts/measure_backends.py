@@ -31,11 +31,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pedit import models  # noqa: E402
+from pedit.app.calibration import cpu_name, usable_cores  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
-from pedit.costmodel import cpu_name, usable_cores  # noqa: E402
-from pedit.edit import edit_events  # noqa: E402
+from pedit.engine.edit import edit_events  # noqa: E402
+from pedit.engine.prompt import build_prompt  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
-from pedit.prompt import build_prompt  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
 
 INSTRUCTION = "Fix the grammar and spelling."

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/measure_session.py                      # print the report
     .venv/bin/python scripts/measure_session.py --write docs/session.md
 
-The session of `pedit FILE`, without the screen: pedit.session.Session on examples/essay.md,
+The session of `pedit FILE`, without the screen: pedit.app.session.Session on examples/essay.md,
 three instructions, each answer accepted and the draft of the next turn. Per turn: prompt
 tokens, how many came from the backend's cache (the conversation so far), prefill seconds,
 time to first token, decode speedup, draft tokens accepted. The baseline, measured in the
@@ -28,10 +28,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 from measure_backends import machine  # noqa: E402
 
 from pedit import models  # noqa: E402
-from pedit.edit import edit_events  # noqa: E402
+from pedit.app.calibration import measure_cost  # noqa: E402
+from pedit.app.jobs import EngineOptions  # noqa: E402
+from pedit.app.session import Session  # noqa: E402
+from pedit.engine.edit import edit_events  # noqa: E402
 from pedit.events import TokenGenerated, TokensAccepted  # noqa: E402
-from pedit.jobs import EngineOptions  # noqa: E402
-from pedit.session import Session, measure_cost  # noqa: E402
 
 FILE = REPO / "examples" / "essay.md"
 TURNS = [

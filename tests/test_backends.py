@@ -27,7 +27,7 @@ TOLERANCE = {"reference": 0.0, "llama.cpp": 2e-2, "transformers": 1e-4}
 
 def test_is_a_backend(backend):
     assert isinstance(backend, Backend)
-    assert backend.capabilities.rollback and backend.capabilities.logits_for_all_positions
+    assert backend.capabilities.rollback and backend.capabilities.device == "cpu"
     assert backend.eos_ids and all(0 <= t < backend.n_vocab for t in backend.eos_ids)
     assert backend.n_ctx == 512 and backend.n_past == 0
 

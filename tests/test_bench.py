@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.bench.corpus import CATEGORIES, CORPUS, load_tasks, select
 from pedit.bench.run import PEDIT_CONFIGS, run_backend
-from pedit.cli import cli
+from pedit.cli.app import app
 
 
 def bench(*args):
-    result = CliRunner().invoke(cli, ["bench", *map(str, args)])
+    result = CliRunner().invoke(app, ["bench", *map(str, args)])
     assert result.exit_code == 0, result.output + str(result.exception)
     return result
 
@@ -136,19 +136,19 @@ def test_sampling_check_compares_answers_that_differ_by_seed():
 
 
 def test_repeats_zero_needs_seeds():
-    result = CliRunner().invoke(cli, ["bench", "--quick", "--backends", "reference", "--repeats", "0"])
+    result = CliRunner().invoke(app, ["bench", "--quick", "--backends", "reference", "--repeats", "0"])
     assert result.exit_code == 2 and "--seeds" in result.output
 
 
 def test_unknown_task_is_a_usage_error():
-    result = CliRunner().invoke(cli, ["bench", "--tasks", "no-such-task", "--backends", "reference"])
+    result = CliRunner().invoke(app, ["bench", "--tasks", "no-such-task", "--backends", "reference"])
     assert result.exit_code == 2 and "no task matches" in result.output
 
 
 def test_a_disturbed_baseline_is_flagged_and_left_out_of_the_goals():
     from pedit.bench.report import disturbed_tasks, goals
     from pedit.bench.run import BackendResult, Run
-    from pedit.costmodel import CostModel
+    from pedit.engine.costmodel import CostModel
 
     cost = CostModel((1, 2, 4), (0.02, 0.03, 0.04))  # limit 4 * 0.02 / 0.04 = 2x
     runs = []

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from pedit.chunking import blocks, chunks
-from pedit.cli import cli
+from pedit.app.chunking import blocks, chunks
+from pedit.cli.app import app
 from pedit.errors import UsageError
 
 REF = ("-b", "reference")
@@ -60,7 +60,7 @@ def test_a_file_several_times_the_context_is_edited_in_chunks(tmp_path):
     from pedit.backends import open_backend
 
     assert len(open_backend("reference").tokenize(text)) > 4 * 1024  # several contexts long
-    result = CliRunner().invoke(cli, ["fix", str(path), "--check", *REF, "--n-ctx", "1024"])
+    result = CliRunner().invoke(app, ["fix", str(path), "--check", *REF, "--n-ctx", "1024"])
     assert result.exit_code == 0, result.stderr  # greedy copies: the chunks reassemble exactly
     parts = [line for line in result.stderr.splitlines() if " part " in line and "forward passes" in line]
     assert len(parts) >= 5 and "part 1 of" in parts[0]
@@ -71,7 +71,7 @@ def test_a_file_several_times_the_context_is_edited_in_chunks(tmp_path):
 def test_summarize_a_long_file_summarizes_parts_then_the_summaries(tmp_path):
     path = tmp_path / "long.md"
     path.write_text(long_document(30))
-    result = CliRunner().invoke(cli, ["summarize", str(path), *REF, "--n-ctx", "1024", "--max-tokens", "40"])
+    result = CliRunner().invoke(app, ["summarize", str(path), *REF, "--n-ctx", "1024", "--max-tokens", "40"])
     assert result.exit_code == 0, result.stderr
     assert "long.md part 1 of" in result.stderr and "summaries of long.md" in result.stderr
     assert result.stdout.strip()
@@ -80,15 +80,15 @@ def test_summarize_a_long_file_summarizes_parts_then_the_summaries(tmp_path):
 def test_a_line_too_long_even_for_a_chunk_is_a_clear_error(tmp_path):
     path = tmp_path / "one-line.txt"
     path.write_text("word " * 3000 + "\n")
-    result = CliRunner().invoke(cli, ["fix", str(path), "--check", *REF, "--n-ctx", "1024"])
+    result = CliRunner().invoke(app, ["fix", str(path), "--check", *REF, "--n-ctx", "1024"])
     assert result.exit_code == 2
     assert "a single line of" in result.stderr and "tokens" in result.stderr
 
 
 def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
+    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.templates import BUILTIN
     from pedit.backends import open_backend
-    from pedit.jobs import EngineOptions, Job
-    from pedit.templates import BUILTIN
 
     backend = open_backend("reference")
     text = "".join(f"Paragraph {i} has a few words in it.\n\n" for i in range(6)) + "x " * 40 + "\n"
@@ -101,9 +101,9 @@ def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
 
 
 def test_fix_goes_a_paragraph_at_a_time_and_refactor_takes_the_whole_file():
+    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.templates import BUILTIN, FIX_CHUNK_TOKENS
     from pedit.backends import open_backend
-    from pedit.jobs import EngineOptions, Job
-    from pedit.templates import BUILTIN, FIX_CHUNK_TOKENS
 
     backend = open_backend("reference")
     text = "".join(f"Paragraph {i} has a few words in it.\n\n" for i in range(12))

@@ -11,15 +11,15 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
+from pedit.app.jobs import SUMMARY_ROOM
+from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
-from pedit.cli import cli
-from pedit.edit import edit_events
-from pedit.jobs import SUMMARY_ROOM
+from pedit.cli.app import app
+from pedit.engine.edit import edit_events
+from pedit.engine.sampling import Sampling
 from pedit.request import EditRequest
-from pedit.sampling import Sampling
-from pedit.templates import BUILTIN
 
 ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
 REF = ("-b", "reference")
@@ -35,7 +35,7 @@ def essay(tmp_path):
 
 
 def invoke(*args, input=None):
-    return CliRunner().invoke(cli, list(map(str, args)), input=input)
+    return CliRunner().invoke(app, list(map(str, args)), input=input)
 
 
 def expected(text, command, name, instruction=None, sampling=None, kind="rewrite", system=None):
@@ -60,7 +60,7 @@ def test_help_lists_commands_and_exit_codes():
 
 def test_help_does_not_import_the_heavy_libraries():
     code = (
-        "import sys; from pedit.cli import main; sys.argv = ['pedit', '--help']\n"
+        "import sys; from pedit.cli.app import main; sys.argv = ['pedit', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = {'torch', 'transformers', 'llama_cpp'} & set(sys.modules)\n"
         "assert not heavy, heavy"
@@ -307,7 +307,7 @@ def test_models_lists_the_registry_and_the_default(isolated_dirs, monkeypatch):
 def test_diff_output_is_never_rewrapped():
     import io
 
-    from pedit.render import print_diff, unified_diff
+    from pedit.ui.render import print_diff, unified_diff
 
     old = "short\n" + "a long line " * 30 + "\nend"
     new = "short\n" + "a long line " * 29 + "changed\nend"
@@ -318,7 +318,7 @@ def test_diff_output_is_never_rewrapped():
 
 
 def test_an_internal_error_is_one_line_and_exit_70(essay, monkeypatch):
-    from pedit import jobs
+    from pedit.app import jobs
 
     def broken(*args, **kwargs):
         raise RuntimeError("something pedit did not expect")
@@ -361,7 +361,7 @@ def test_draft_costs_are_announced_only_when_measured(essay):
 def test_a_summary_streams_what_it_prints_at_the_end():
     """The summary reaches stdout as it is generated; what is written adds up to the
     stripped answer and a newline, the text a summary always prints."""
-    from pedit.runner import StrippedStream
+    from pedit.cli.rewrite import StrippedStream
 
     for pieces in (["\n\n", " A", " summary", ".\n", "\n", "More", " \n\n"], ["  ", "\n"], []):
         out, final = [], "".join(pieces).strip() + "\n"

@@ -9,10 +9,10 @@ import subprocess
 
 import click
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
-from pedit import config
-from pedit.cli import cli
+from pedit.app import config
+from pedit.cli.app import app, cli
 from pedit.errors import UsageError
 from pedit.hook import rules
 
@@ -40,7 +40,7 @@ BAD_SETTINGS = [
 
 
 def invoke(*args):
-    return CliRunner().invoke(cli, list(map(str, args)))
+    return CliRunner().invoke(app, list(map(str, args)))
 
 
 @pytest.fixture

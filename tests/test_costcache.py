@@ -16,11 +16,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
+from pedit.app.calibration import cached
 from pedit.backends import open_backend
-from pedit.cli import cli
-from pedit.costmodel import CostModel, cached
+from pedit.cli.app import app
+from pedit.engine.costmodel import CostModel
 from pedit.hook.cache import ResultCache
 
 FIX = ("fix", "x.md", "-b", "reference", "--diff")
@@ -41,7 +42,7 @@ WRONG_SHAPES = [
 
 
 def invoke(*args):
-    return CliRunner().invoke(cli, list(map(str, args)))
+    return CliRunner().invoke(app, list(map(str, args)))
 
 
 def warnings(stderr: str) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pedit.backends import open_backend
-from pedit.decode import DecodeOptions, generate
+from pedit.engine.decode import DecodeOptions, generate
 from pedit.events import Finished
 from pedit.models.convert import convert_gguf, converted_dir
 from test_backends import TEXTS

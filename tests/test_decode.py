@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pedit.backends import open_backend
-from pedit.decode import DecodeOptions, PromptTooLong, generate
+from pedit.engine.decode import DecodeOptions, PromptTooLong, generate
+from pedit.engine.prompt import FenceStream
+from pedit.engine.sampling import Sampling
 from pedit.events import Finished, Prefilled, TokenGenerated
-from pedit.prompt import FenceStream
-from pedit.sampling import Sampling
 from scripted import ScriptedBackend
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedit.drafters.compose import NO_DRAFT, Composite
-from pedit.drafters.ngram import NGramDrafter
-from pedit.drafters.predicted import PredictedOutput
-from pedit.drafters.prompt_lookup import PromptLookup
+from pedit.engine.drafters.compose import NO_DRAFT, Composite
+from pedit.engine.drafters.ngram import NGramDrafter
+from pedit.engine.drafters.predicted import PredictedOutput
+from pedit.engine.drafters.prompt_lookup import PromptLookup
 
 # --- prompt lookup ----------------------------------------------------------------------
 
@@ -172,9 +172,6 @@ class Fixed:
     def propose(self, context, k):
         return self.tokens[:k]
 
-    def feedback(self, proposed, accepted):
-        self.last = (list(proposed), accepted)
-
 
 def test_composite_takes_the_primary_when_it_has_a_draft():
     value = {"predicted": 0.1, "lookup": 5.0, "ngram": 9.0}
@@ -185,8 +182,6 @@ def test_composite_takes_the_primary_when_it_has_a_draft():
     )
     draft = c.propose([0], 4)
     assert (draft.tokens, draft.source) == ([1, 2], "predicted")
-    c.feedback(draft, 1)
-    assert c.drafters[0].last == ([1, 2], 1)
 
 
 def test_composite_fills_in_with_the_most_valuable_proposal():

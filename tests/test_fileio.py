@@ -13,10 +13,10 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
-from pedit import fileio
-from pedit.cli import cli
+from pedit.app import fileio
+from pedit.cli.app import app
 from pedit.errors import UsageError
 
 REF = ("-b", "reference")
@@ -25,7 +25,7 @@ TEXT = "Their is many reasons why peoples enjoys reading.\nA good book take you 
 
 
 def invoke(*args):
-    return CliRunner().invoke(cli, list(map(str, args)))
+    return CliRunner().invoke(app, list(map(str, args)))
 
 
 def leftovers(directory):

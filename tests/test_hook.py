@@ -18,13 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from pedit import config, models
+from pedit import models
+from pedit.app import config
+from pedit.app.templates import templates
 from pedit.backends.reference import ReferenceBackend
 from pedit.hook import git as hgit
 from pedit.hook.cache import ResultCache
+from pedit.hook.rewriter import changed_spans
 from pedit.hook.rules import HookConfig, Rule, load, parse, with_overrides
-from pedit.hook.run import changed_spans, run_hook
-from pedit.templates import templates
+from pedit.hook.run import run_hook
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -370,7 +372,7 @@ def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
 def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ...] = ("*.md",)):
     """The hook in this process, as `way` (restage, review, check or pre-commit) runs it,
     with one `fix` rule for `files`: (a function that runs it on `file` and returns the
-    Outcome, its result cache, the cache's key for a text of `file`)."""
+    HookReport, its result cache, the cache's key for a text of `file`)."""
     mode = "check" if way == "check" else "fix"
     hook_config = HookConfig(rules=(Rule(files),), mode=mode, restage=way == "restage")
     settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)

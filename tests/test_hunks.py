@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pedit.hunks import hunks, merge
+from pedit.app.hunks import hunks, merge
 
 lines = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e", "\n"]), max_size=12).map("".join)
 

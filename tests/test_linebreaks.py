@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pedit.linebreaks import keep_line_breaks
+from pedit.app.linebreaks import keep_line_breaks
 
 ESSAY = (
     "# Why I like reading\n\n"

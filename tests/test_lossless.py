@@ -9,17 +9,17 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pedit.app.spelling import spellcheck
 from pedit.backends import open_backend
-from pedit.costmodel import CostModel
-from pedit.decode import DecodeOptions, generate
-from pedit.drafters.compose import Composite
-from pedit.edit import edit_events
-from pedit.planner import Acceptance, CostPlanner, FixedPlanner
-from pedit.prompt import FenceStream, build_prompt
+from pedit.engine.costmodel import CostModel
+from pedit.engine.decode import DecodeOptions, generate
+from pedit.engine.drafters.compose import Composite
+from pedit.engine.edit import edit_events
+from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
+from pedit.engine.prompt import FenceStream, build_prompt
+from pedit.engine.sampling import Sampling
+from pedit.engine.speculative import speculative_generate
 from pedit.request import EditRequest
-from pedit.sampling import Sampling
-from pedit.speculative import speculative_generate
-from pedit.spelling import spellcheck
 
 TEXTS = [
     "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n",
@@ -97,9 +97,6 @@ class Oracle:
         if self.name == "wrong":
             return [(t + 1) % self.vocab for t in right] or [0] * k
         return [int(t) for t in self.rng.integers(0, self.vocab, size=k)]
-
-    def feedback(self, proposed, accepted):
-        pass
 
 
 @SETTINGS

@@ -15,10 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
-from pedit import config, models
-from pedit.cli import cli
+from pedit import models
+from pedit.app import config
+from pedit.cli.app import app
 from pedit.errors import ModelError, UsageError
 from pedit.models import assemble
 from pedit.models.registry import REGISTRY, BundledModel, Part, parse_model
@@ -82,7 +83,7 @@ def test_assemble_joins_in_order_and_verifies(fake_model, tmp_path):
 
     path = assemble.assemble(fake_model, cache, Recorder())
     assert path.read_bytes() == b"".join(CHUNKS)
-    assert assemble.is_ready(fake_model, cache) and assemble.status(fake_model, cache) == "ready"
+    assert assemble.status(fake_model, cache) == "ready"
     assert seen[0] == ("assembling fake", fake_model.size) and seen[-1] == fake_model.size
     assert leftovers(cache) == []
 
@@ -178,7 +179,9 @@ def test_verify_drops_a_corrupted_file(fake_model, tmp_path):
     data[100] ^= 0xFF
     path.write_bytes(bytes(data))
     vouch(path, fake_model.sha256)
-    assert assemble.is_ready(fake_model, cache)  # the record vouches for it: the cheap check cannot tell
+    assert (
+        assemble.status(fake_model, cache) == "ready"
+    )  # the record vouches for it: the cheap check cannot tell
     assert not assemble.verify(fake_model, cache)  # the full hash can
     assert not path.exists() and assemble.status(fake_model, cache) == "installed"
 
@@ -237,11 +240,11 @@ def test_pull_repairs_a_corrupt_file_of_the_right_size(fake_model, tmp_path, mon
         damage(path, offset=10)
         if vouched:
             vouch(path, fake_model.sha256)
-        result = CliRunner().invoke(cli, ["models", "pull", "fake"])
+        result = CliRunner().invoke(app, ["models", "pull", "fake"])
         assert result.exit_code == 0, result.output
         assert "fake was corrupt in the cache; assembling it again" in result.stderr
         assert path.read_bytes() == b"".join(CHUNKS) and assemble.status(fake_model, path.parent) == "ready"
-    result = CliRunner().invoke(cli, ["models", "pull", "fake"])
+    result = CliRunner().invoke(app, ["models", "pull", "fake"])
     assert result.exit_code == 0 and "corrupt" not in result.stderr
 
 
@@ -263,7 +266,7 @@ def tiny_bundled(tiny_gguf, tmp_path, monkeypatch) -> BundledModel:
 
 
 def pedit(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def row(listing: str, name: str) -> str:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pedit.backends import open_backend
-from pedit.prompt import FenceStream, build_prompt, encode_chat, fence_for, strip_fence
+from pedit.engine.prompt import FenceStream, build_prompt, encode_chat, fence_for, strip_fence
 from pedit.request import EditRequest
 
 

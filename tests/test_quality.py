@@ -7,15 +7,15 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
+from pedit.app.spelling import prose_spans, spellcheck
 from pedit.bench.checks import run_checks
 from pedit.bench.corpus import introduced_errors, load_tasks
 from pedit.bench.quality import distance, score_fix, tokens
 from pedit.bench.quality_report import goals, markdown, summarize
 from pedit.bench.quality_run import Config, QualityRun, evaluate
-from pedit.cli import cli
-from pedit.spelling import prose_spans, spellcheck
+from pedit.cli.app import app
 
 TASKS = {t.id: t for t in load_tasks()}
 FIX = [t for t in TASKS.values() if t.reference() is not None]
@@ -177,7 +177,7 @@ def test_config_names():
 def test_bench_quality_command_with_the_baseline(tmp_path):
     out = tmp_path / "quality.md"
     args = ["bench", "--quality", "--configs", "spellcheck", "--tasks", "walden,click"]
-    result = CliRunner().invoke(cli, [*args, "--markdown", str(out)])
+    result = CliRunner().invoke(app, [*args, "--markdown", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.with_suffix(".json").read_text())
     assert {(r["task"], r["config"]) for r in data["runs"]} == {
@@ -187,7 +187,7 @@ def test_bench_quality_command_with_the_baseline(tmp_path):
     walden = next(r for r in data["runs"] if r["task"] == "prose-walden")
     assert (walden["fix"]["fixed"], walden["fix"]["errors"]) == (3, 6)
     assert "| `spellcheck` |" in out.read_text() and out.with_suffix(".png").exists()
-    bad = CliRunner().invoke(cli, ["bench", "--quality", "--configs", "m+nosuch"])
+    bad = CliRunner().invoke(app, ["bench", "--quality", "--configs", "m+nosuch"])
     assert bad.exit_code == 2 and "unknown variant" in bad.output
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from pedit import models
 from pedit.backends import open_backend
-from pedit.edit import edit_events
-from pedit.prompt import build_prompt
+from pedit.engine.edit import edit_events
+from pedit.engine.prompt import build_prompt
 from pedit.request import EditRequest
 
 pytestmark = pytest.mark.slow

@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from typer.testing import CliRunner
 
-from pedit import fileio, guard, models
+from pedit import models
+from pedit.app import fileio, guard
 from pedit.backends.reference import ReferenceBackend
-from pedit.cli import cli
+from pedit.cli.app import app
 from pedit.errors import ConflictError, UsageError
 from scripted import ScriptedBackend
 
@@ -35,7 +36,7 @@ FIXED = "There are many reasons why people enjoy reading.\n\nA good book takes y
 
 
 def invoke(*args, **kw):
-    return CliRunner().invoke(cli, list(map(str, args)), **kw)
+    return CliRunner().invoke(app, list(map(str, args)), **kw)
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -436,7 +437,8 @@ def test_sigterm_during_the_write_cleans_up_and_exits_143(tmp_path):
 import os, signal, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_safety import Answering
-from pedit import models, cli
+from pedit import models
+from pedit.cli.app import main
 models.load = lambda *a, **k: Answering({FIXED!r})
 real_fsync = os.fsync
 def fsync(fd):
@@ -444,7 +446,7 @@ def fsync(fd):
     return real_fsync(fd)
 os.fsync = fsync
 sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
-cli.main()
+main()
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 143, result.stderr

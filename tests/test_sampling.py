@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pedit.sampling import Sampling, distribution, sample
+from pedit.engine.sampling import Sampling, distribution, sample
 
 
 def test_temperature_zero_is_argmax_and_draws_nothing():

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
+from pedit.app.jobs import EngineOptions
+from pedit.app.session import Session, SessionError
 from pedit.backends.reference import ReferenceBackend
-from pedit.costmodel import measure
-from pedit.decode import DecodeOptions, common_prefix, generate
-from pedit.edit import edit_events
+from pedit.engine.costmodel import measure
+from pedit.engine.decode import DecodeOptions, common_prefix, generate
+from pedit.engine.edit import edit_events
+from pedit.engine.prompt import build_prompt
+from pedit.engine.sampling import Sampling
 from pedit.errors import RefusedError
 from pedit.events import Prefilled, TokenGenerated, TokensAccepted
-from pedit.jobs import EngineOptions
-from pedit.prompt import build_prompt
 from pedit.request import EditRequest
-from pedit.sampling import Sampling
-from pedit.session import Session, SessionError
 
 TEXT = (  # distinct lines: the greedy reference model copies it whole (repeated lines, it
     # would close its block after the first repeat: an answer that stops early, refused)
@@ -115,7 +115,7 @@ def test_accept_some_hunks_undo_redo():
     s = session()
     run(s, "Fix it.")
     s.accept("a merged text\n")
-    assert s.text == "a merged text\n" and s.can_undo and not s.can_redo
+    assert s.text == "a merged text\n" and not s.redo()
     run(s, "Again.")
     second = s.pending.answer
     s.accept()

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from pedit.edit import edit_events
-from pedit.prompt import build_prompt
+from pedit.engine.edit import edit_events
+from pedit.engine.prompt import build_prompt
 from pedit.request import EditRequest
 from scripted import ScriptedBackend
 
@@ -75,7 +75,7 @@ def test_auto_planner_wastes_little_at_edits(name):
     """With CPU-like costs the planner verifies long drafts where the file is being copied
     and learns not to bet on uncertain re-syncs: rejected tokens stay a small multiple of
     the edits."""
-    from pedit.costmodel import CostModel
+    from pedit.engine.costmodel import CostModel
 
     cpu = CostModel.table({1: 1.0, 2: 2.3, 4: 3.6, 8: 4.5, 16: 5.4, 32: 10.0, 64: 22.0}, 1e-3)
     backend = ScriptedBackend([], 0)
@@ -90,7 +90,7 @@ def test_auto_planner_wastes_little_at_edits(name):
 
 
 def test_plain_step_when_drafts_cannot_pay():
-    from pedit.costmodel import CostModel
+    from pedit.engine.costmodel import CostModel
 
     # a CPU where one extra token costs as much as three plain steps: auto never drafts
     backend = ScriptedBackend([], 0)

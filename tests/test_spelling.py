@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pedit.app.jobs import EngineOptions, Job
+from pedit.app.spelling import spellcheck
+from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
-from pedit.jobs import EngineOptions, Job
-from pedit.spelling import spellcheck
-from pedit.templates import BUILTIN
 
 TEXT = "We recieved the letter.\n\n```python\nrecieve = 1  # teh value\n```\n"
 

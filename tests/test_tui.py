@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from pedit.app.jobs import EngineOptions
+from pedit.app.session import Session, TurnResult
 from pedit.backends.reference import ReferenceBackend
+from pedit.engine.sampling import Sampling
 from pedit.events import Stats
-from pedit.jobs import EngineOptions
-from pedit.sampling import Sampling
-from pedit.session import Session, TurnResult
 from pedit.tui.app import PeditApp
 from pedit.tui.messages import TurnDone
 from pedit.tui.screens import HelpScreen, ModelScreen, QuitScreen
@@ -280,15 +280,15 @@ def test_snapshot_finished_turn(snap_compare, tmp_path):
 
 
 def test_pedit_file_opens_the_session_which_needs_a_terminal(tmp_path, monkeypatch):
-    from click.testing import CliRunner
+    from typer.testing import CliRunner
 
-    from pedit.cli import cli
+    from pedit.cli.app import app
 
     (tmp_path / "notes.md").write_text(TEXT)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["notes.md"])  # a file and no command: the session
+    result = CliRunner().invoke(app, ["notes.md"])  # a file and no command: the session
     assert result.exit_code == 2 and "needs a terminal" in result.output
-    result = CliRunner().invoke(cli, ["tui", "missing.md"])
+    result = CliRunner().invoke(app, ["tui", "missing.md"])
     assert result.exit_code == 2 and "missing.md: no such file" in result.output
-    result = CliRunner().invoke(cli, ["no-such-command"])
+    result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2 and "No such command" in result.output

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pedit.jobs import EngineOptions
+from pedit.app.calibration import model_loader
+from pedit.app.jobs import EngineOptions
 from pedit.models import DEFAULT_MODEL
-from pedit.session import model_loader
 from pedit.tui.app import PeditApp
 
 pytestmark = pytest.mark.slow

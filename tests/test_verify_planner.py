@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pedit.costmodel import CostModel, cached
-from pedit.drafters.compose import NO_DRAFT, Draft
-from pedit.planner import Acceptance, CostPlanner, FixedPlanner
-from pedit.sampling import Sampling
-from pedit.verify import verify
+from pedit.app.calibration import cached
+from pedit.engine.costmodel import CostModel
+from pedit.engine.drafters.compose import NO_DRAFT, Draft
+from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
+from pedit.engine.sampling import Sampling
+from pedit.engine.verify import verify
 
 
 def one_hot_rows(tokens, vocab=10):
@@ -37,7 +38,7 @@ def test_sampling_draws_once_per_emitted_token():
         rng, twin = np.random.default_rng(9), np.random.default_rng(9)
         m, y = verify(rows[: len(draft) + 1], draft, s, rng)
         # the twin, drawing plainly row by row, emits the same m + 1 tokens ...
-        from pedit.sampling import sample
+        from pedit.engine.sampling import sample
 
         plain = [sample(rows[i], s, twin) for i in range(m + 1)]
         assert plain == [*draft[:m], y]
@@ -48,7 +49,7 @@ def test_sampling_draws_once_per_emitted_token():
 def test_sampling_accepts_a_draft_equal_to_the_draws():
     rows = np.random.default_rng(2).normal(0, 1, (5, 30)).astype(np.float32)
     s = Sampling(temperature=0.7, seed=0)
-    from pedit.sampling import sample
+    from pedit.engine.sampling import sample
 
     twin = np.random.default_rng(4)
     draws = [sample(rows[i], s, twin) for i in range(5)]
@@ -114,7 +115,7 @@ def test_calibration_is_measured_once_and_cached(tmp_path):
 
 def test_measure_on_a_real_backend_gives_a_usable_model():
     from pedit.backends import open_backend
-    from pedit.costmodel import measure
+    from pedit.engine.costmodel import measure
 
     b = open_backend("reference")
     c = measure(b, sizes=(1, 2, 4), repeats=1, kv=16)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..app.templates import BUILTIN
 from ..request import EditRequest
-from ..templates import BUILTIN
 
 CORPUS = Path(__file__).parent / "corpus"
 CATEGORIES = ("prose", "markdown", "code", "summary", "open")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 
-from ..jobs import Job, Outcome
+from ..app.jobs import Job, Outcome
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class PeerResult:
     tokens: tuple[int, ...]
-    passes: int  # forward passes, prefill included
+    forward_passes: int  # prefill included
     verified: int  # draft tokens evaluated in decode passes
     prefill_seconds: float
     decode_seconds: float
 
     @property
     def accepted(self) -> int:
-        return max(0, len(self.tokens) - self.passes)
+        return max(0, len(self.tokens) - self.forward_passes)
 
     @property
     def rejected(self) -> int:

@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from .. import guard
-from ..costmodel import measure
+from ..app import guard
+from ..app.jobs import EngineOptions, Job
+from ..app.spelling import spellcheck
+from ..app.templates import BUILTIN
+from ..engine.costmodel import measure
 from ..errors import RefusedError
-from ..events import Finished
-from ..jobs import EngineOptions, Job
-from ..spelling import spellcheck
-from ..templates import BUILTIN
+from ..events import Finished, drain
 from .checks import run_checks
 from .corpus import Task
 from .levers import VARIANTS, Variant, lookup
@@ -102,17 +102,14 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     source = task.text()
     stats = []
 
-    def drain(events, label: str) -> Finished:
-        finished = None
-        for event in events:
-            if isinstance(event, Finished):
-                finished = event
+    def render(events, label: str) -> Finished:
+        finished = drain(events)
         stats.append(finished.stats)
         return finished
 
     t0 = time.perf_counter()
     try:
-        output = variant.rewrite(job, source, task.file, drain).text
+        output = variant.rewrite(job, source, task.file, render).text
         refused = guard.reason(task.command, task.file, source, output) if output != source else None
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)

@@ -13,12 +13,13 @@ import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..costmodel import CostModel, cpu_name, measure, usable_cores
-from ..edit import edit_events
-from ..prompt import build_prompt, build_summary_prompt
-from ..sampling import Sampling
+from ..app.calibration import cpu_name, usable_cores
+from ..engine.costmodel import CostModel, measure
+from ..engine.edit import edit_events
+from ..engine.prompt import build_prompt, build_summary_prompt
+from ..engine.sampling import Sampling
 from .corpus import Task
-from .peers import PEERS, open_peer
+from .peers import PEERS, PeerResult, open_peer
 
 PEDIT_CONFIGS = {
     "plain": {"speculate": "off"},
@@ -29,6 +30,18 @@ PEDIT_CONFIGS = {
 }
 # --seeds: the exact-match check with sampling, pedit (all drafters) against plain decoding
 SAMPLING = {"temperature": 0.7, "top_p": 0.95}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one run of one configuration produced and cost."""
+
+    tokens: tuple[int, ...]  # the output
+    forward_passes: int
+    accepted: int  # draft tokens accepted
+    rejected: int  # draft tokens verified and rejected
+    prefill_seconds: float
+    decode_seconds: float
 
 
 @dataclass(frozen=True)
@@ -143,40 +156,53 @@ def run_backend(
                 for name in todo:
                     progress(f"{backend.name}: {task.id} ({rep + 1}/{repeats}) {name}")
                     if name in PEDIT_CONFIGS:
-                        run, tokens = _pedit_run(backend, task, req, name, cost)
+                        got = _pedit_run(backend, task, req, name, cost)
                     else:
                         got = peer.run(prompt, len(plain_tokens or ()) or 1, peer_k[name])
-                        tokens = got.tokens
-                        run = (len(tokens), got.passes, got.accepted, got.rejected,
-                               got.prefill_seconds, got.decode_seconds)  # fmt: skip
                     if name == "plain" and plain_tokens is None:
-                        plain_tokens = tokens
-                    result.runs.append(Run(task.id, backend.name, name, rep, *run, tokens == plain_tokens))
+                        plain_tokens = got.tokens
+                    result.runs.append(_record(task.id, backend.name, name, rep, got, plain_tokens))
             for seed in range(seeds):
                 progress(f"{backend.name}: {task.id} sampling, seed {seed}")
                 sampling = Sampling(**SAMPLING, seed=seed)
-                plain, p_tokens = _pedit_run(backend, task, req, "plain", cost, sampling)
-                fast, f_tokens = _pedit_run(backend, task, req, "pedit", cost, sampling)
-                same = f_tokens == p_tokens
-                result.sampled.append(Sampled(task.id, seed, plain[0], same, plain[5], fast[5]))
+                plain = _pedit_run(backend, task, req, "plain", cost, sampling)
+                fast = _pedit_run(backend, task, req, "pedit", cost, sampling)
+                same = fast.tokens == plain.tokens
+                result.sampled.append(
+                    Sampled(task.id, seed, len(plain.tokens), same, plain.decode_seconds, fast.decode_seconds)
+                )
     finally:
         if peer is not None:
             peer.close()
     return result
 
 
-def _pedit_run(backend, task: Task, req, name: str, cost: CostModel, sampling: Sampling | None = None):
-    from ..events import Finished
+def _pedit_run(
+    backend, task: Task, req, name: str, cost: CostModel, sampling: Sampling | None = None
+) -> Figures:
+    from ..events import drain
 
     config = PEDIT_CONFIGS[name]
     events = edit_events(
         backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, sampling=sampling, **config
     )
-    finished = None
-    for event in events:
-        if isinstance(event, Finished):
-            finished = event
+    finished = drain(events)
     s = finished.stats
-    figures = (len(finished.tokens), s.forward_passes, s.accepted_prediction_tokens,
-               s.rejected_prediction_tokens, s.prefill_seconds, s.decode_seconds)  # fmt: skip
-    return figures, finished.tokens
+    return Figures(
+        finished.tokens, s.forward_passes, s.accepted_prediction_tokens, s.rejected_prediction_tokens,
+        s.prefill_seconds, s.decode_seconds,
+    )  # fmt: skip
+
+
+def _record(
+    task: str,
+    backend: str,
+    config: str,
+    repeat: int,
+    got: Figures | PeerResult,
+    plain: tuple[int, ...] | None,
+) -> Run:
+    return Run(
+        task, backend, config, repeat, len(got.tokens), got.forward_passes, got.accepted, got.rejected,
+        got.prefill_seconds, got.decode_seconds, got.tokens == plain,
+    )  # fmt: skip

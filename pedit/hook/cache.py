@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__
-from ..costmodel import warn_stderr, write_cache_file
+from ..models.cachefile import warn_stderr, write_cache_file
 from .rules import HookConfig, Rule
 
 

@@ -31,7 +31,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Key, check_table, project_table
+from ..app.config import Key, check_table, project_table
 from ..errors import UsageError
 
 MODES = ("fix", "check")

@@ -27,31 +27,27 @@ it as a fix. Writing back: worktree.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import fileio, guard, models
-from ..chunking import blocks
+from .. import models
+from ..app import fileio, guard
+from ..app.hunks import hunks
+from ..app.templates import templates
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
-from ..events import Event, Finished, Stats
-from ..hunks import hunks
-from ..render import unified_diff
-from ..sampling import Sampling
-from ..templates import templates
+from ..events import Stats
+from ..ui.render import unified_diff
 from . import git, worktree
 from .cache import ResultCache
-from .rules import HookConfig, Rule
-
-WHOLE_FILE_SHARE = 0.5  # rewrite the whole file when the changed blocks are more than this
-
-
-class OverBudget(Exception):
-    pass
+from .rewriter import OverBudget, Rewriter
+from .rules import HookConfig
 
 
 @dataclass
-class Outcome:
+class HookReport:
+    """What the hook prints, and whether the commit should stop."""
+
     lines: list[str] = field(default_factory=list)
     failed: bool = False  # the commit should stop
     code: int = 0
@@ -59,116 +55,6 @@ class Outcome:
     def say(self, line: str, failed: bool = False) -> None:
         self.lines.append(line)
         self.failed |= failed
-
-
-class Rewriter:
-    """The model, loaded on first use, and the rewrite of one text under the deadline."""
-
-    def __init__(self, settings, config: HookConfig, deadline: float, notify: Callable[[str], None]):
-        self.settings, self.config, self.deadline, self.notify = settings, config, deadline, notify
-        self._backend = None
-        self._cost = None
-
-    @property
-    def model(self) -> str:
-        return str(self.settings.get("model"))
-
-    @property
-    def backend_name(self) -> str:
-        return str(self.settings.get("backend"))
-
-    def _load(self):
-        if self._backend is None:
-            from ..session import measure_cost
-
-            kind = "" if self.backend_name == "auto" else f" ({self.backend_name})"
-            self.notify(f"pedit: loading {self.model}{kind}")
-            s = self.settings
-            try:
-                self._backend = models.load(
-                    self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads")
-                )
-            except PeditError as exc:  # an unknown model is a setup problem too: exit 3
-                raise ModelError(exc.message) from exc
-            if s.get("speculate") != "off":
-                self._cost = measure_cost(self._backend)
-        return self._backend
-
-    def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
-
-    def _render(self, events: Iterator[Event], label: str) -> Finished:
-        finished = None
-        for event in events:
-            if isinstance(event, Finished):
-                finished = event
-            elif time.monotonic() > self.deadline:
-                events.close()
-                raise OverBudget(label)
-        assert finished is not None
-        return finished
-
-    def rewrite(
-        self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
-    ) -> tuple[str, list[Stats]]:
-        from ..jobs import EngineOptions, Job, same_trailing_newlines
-
-        backend = self._load()
-        c, s = self.config, self.settings
-        sampling = Sampling(temperature=c.temperature, seed=c.seed)
-        options = EngineOptions(
-            None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
-            keep_bias=s.get("keep_bias"), spelling=s.get("spelling"),
-        )  # fmt: skip
-        template = templates(s.templates)[rule.command]
-        job = Job(
-            backend, template, rule.instruction, options, rule.system, chunk_tokens=s.get("chunk_tokens")
-        )
-        spans = changed_spans(text, changed)
-        if spans is None:
-            out = job.rewrite(text, name, self._render)
-            return out.text, out.stats
-        pieces, stats, at = [], [], 0
-        lines_before = 0
-        for start, end in spans:
-            pieces.append(text[at:start])
-            lines_before += text.count("\n", at, start)
-            part = text[start:end]
-            first, last = lines_before + 1, lines_before + max(1, part.count("\n"))
-            req = job.request(part, name, f"lines {first}-{last}")
-            fin = job.run_one(req, "rewrite", self._render, f"{name} lines {first}-{last}")
-            pieces.append(same_trailing_newlines(fin.text, part))
-            stats.append(fin.stats)
-            lines_before += part.count("\n")
-            at = end
-        pieces.append(text[at:])
-        return "".join(pieces), stats
-
-
-def changed_spans(text: str, changed: list[git.Lines] | None) -> list[tuple[int, int]] | None:
-    """Character spans of the natural blocks (chunking.blocks) holding a staged change,
-    adjacent ones joined; None when the whole file should be rewritten (a new file, or
-    changes in more than WHOLE_FILE_SHARE of it)."""
-    if changed is None:
-        return None
-    spans, line, offset = [], 0, 0
-    for block in blocks(text):
-        n = block.count("\n") or 1
-        hit = any(
-            (r.start < line + n and r.start + r.count > line) if r.count else (line <= r.start <= line + n)
-            for r in changed
-        )
-        if hit:
-            if spans and spans[-1][1] == offset:
-                spans[-1] = (spans[-1][0], offset + len(block))
-            else:
-                spans.append((offset, offset + len(block)))
-        line += block.count("\n")
-        offset += len(block)
-    if sum(e - s for s, e in spans) > WHOLE_FILE_SHARE * len(text):
-        return None
-    return spans
 
 
 def run_hook(
@@ -179,12 +65,12 @@ def run_hook(
     *,
     cache_dir: Path | None = None,
     notify: Callable[[str], None] = lambda _: None,
-) -> Outcome:
+) -> HookReport:
     """The hook over the staged files (files=None) or the given ones (pre-commit)."""
     start = time.monotonic()
     rewriter = Rewriter(settings, config, start + config.budget, notify)
     cache = ResultCache(cache_dir or models.cache_root() / "hook")
-    out = Outcome()
+    out = HookReport()
     native = files is None
     entries = git.staged(repo) if native else git.given(repo, [_relative(repo, f) for f in files])
     over = False
@@ -232,7 +118,7 @@ def _relative(repo: Path, file: str) -> str:
         raise UsageError(f"{file}: not inside the repository {repo}") from exc
 
 
-def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, native: bool) -> None:
+def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool) -> None:
     path, file = entry.path, repo / entry.path
     read = _read(repo, entry, config, out, native)
     if read is None:
@@ -278,7 +164,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: Outcome, n
         worktree.apply_file(file, path, source.encode(new), snap, what, out.say)
 
 
-def _read(repo, entry: git.Staged, config, out: Outcome, native: bool):
+def _read(repo, entry: git.Staged, config, out: HookReport, native: bool):
     """(the bytes to fix, their text, the working-tree file as read now before any model
     runs), or None for what is not a text to fix, after its `skipped` line (a symlink or,
     with pre-commit, anything but a regular file: silently)."""
@@ -316,9 +202,6 @@ def _staged_or_none(repo: Path, path: str) -> bytes | None:
 def _figures(stats: list[Stats]) -> str:
     if not stats:
         return " (cached)"
-    tokens = sum(s.completion_tokens for s in stats)
-    seconds = sum(s.prefill_seconds + s.decode_seconds for s in stats)
-    plain = sum((s.plain_step_seconds or 0) * s.completion_tokens for s in stats)
-    decode = sum(s.decode_seconds for s in stats)
-    speed = f", {plain / decode:.1f}x" if plain and decode else ""
-    return f", {tokens} tokens in {seconds:.1f}s{speed}"
+    total = Stats.total(stats)
+    speed = f", {total.speedup:.1f}x" if total.speedup else ""
+    return f", {total.completion_tokens} tokens in {total.prefill_seconds + total.decode_seconds:.1f}s{speed}"

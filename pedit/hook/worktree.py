@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import fileio
+from ..app import fileio
 from ..errors import ConflictError
 from . import git
 

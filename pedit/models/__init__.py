@@ -12,9 +12,9 @@ from pathlib import Path
 import platformdirs
 
 from ..backends import Backend, BackendError, open_backend
-from ..costmodel import warn_stderr
 from ..errors import ModelError, UsageError
 from . import assemble, convert, hub
+from .cachefile import warn_stderr
 from .progress import NULL_REPORTER, Reporter
 from .registry import DEFAULT_MODEL, REGISTRY, BundledModel, ModelRef, parse_model
 

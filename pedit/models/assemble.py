@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..costmodel import warn_stderr, write_cache_file
 from ..errors import ModelError
+from .cachefile import warn_stderr, write_cache_file
 from .progress import NULL_REPORTER, Reporter
 from .registry import BundledModel, Part
 
@@ -139,10 +139,6 @@ def check(
 
 def status(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> Status:
     return check(model, cache_dir, reporter).status
-
-
-def is_ready(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> bool:
-    return status(model, cache_dir, reporter) == "ready"
 
 
 def repair_hint(model: BundledModel) -> str:

@@ -1,4 +1,4 @@
-"""The interactive session: a Textual app that is a thin shell on pedit.session.Session.
+"""The interactive session: a Textual app that is a thin shell on pedit.app.session.Session.
 
 Generation runs in a thread worker (`@work(thread=True, exclusive=True)`) that turns the
 engine's events into batched Messages (at most ~20 per second, however fast tokens come);
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -19,39 +20,23 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from .. import fileio, guard
+from ..app import fileio, guard
+from ..app.jobs import EngineOptions
+from ..app.session import Session, SessionError, TurnResult
 from ..backends import Backend
 from ..errors import PeditError
 from ..events import Progress, TokenGenerated, TokensAccepted
-from ..jobs import EngineOptions
-from ..session import Session, SessionError, TurnResult
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped
 from .screens import HelpScreen, ModelScreen, QuitScreen
 from .widgets import Document, figures, history_line
 
 BATCH_SECONDS = 0.05  # the worker posts streamed text at most this often
 
-CSS = """
-#main { height: 1fr; }
-Document { width: 1fr; border: round $primary; padding: 0 1; }
-Document:focus { border: round $accent; }
-#side { width: 30; }
-#figures { height: auto; border: round $secondary; padding: 0 1; }
-#history { height: 1fr; border: round $secondary; }
-#instruction { dock: bottom; margin-bottom: 1; }
-ModalScreen { align: center middle; }
-#dialog {
-    width: 90%; max-width: 100; height: auto; border: thick $primary; background: $surface; padding: 1 2;
-}
-#buttons { height: auto; margin-top: 1; }
-#buttons Button { margin-right: 2; }
-"""
-
 
 class PeditApp(App[int]):
     """pedit FILE: iterate on one file, each accepted answer the draft of the next turn."""
 
-    CSS = CSS
+    CSS_PATH = "app.tcss"
     TITLE = "pedit"
     BINDINGS = [
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
@@ -127,13 +112,17 @@ class PeditApp(App[int]):
 
     @work(thread=True, exclusive=True, group="model")
     def load_model(self, spec: str) -> None:
+        """Load in a worker thread; the app takes the model over in model_ready."""
         try:
             backend, cost = self.load(spec)
         except (PeditError, Exception) as exc:  # shown, and the app stays usable
             self.post_message(ModelReady(spec, error=str(getattr(exc, "message", exc))))
             return
+        self.post_message(ModelReady(spec, backend=backend, cost=cost))
+
+    def _take_model(self, backend: Backend, cost) -> None:
         if self.session is None:
-            options = self.options if cost is None else self._with_cost(cost)
+            options = self.options if cost is None else replace(self.options, cost=cost)
             self.session = Session(
                 backend, self.source.text, self.path.name, options=options, system=self.system
             )
@@ -141,12 +130,6 @@ class PeditApp(App[int]):
             old = self.session.backend
             self.session.switch_backend(backend, cost)
             old.close()
-        self.post_message(ModelReady(spec))
-
-    def _with_cost(self, cost):
-        from dataclasses import replace
-
-        return replace(self.options, cost=cost)
 
     @on(ModelReady)
     def model_ready(self, message: ModelReady) -> None:
@@ -156,6 +139,7 @@ class PeditApp(App[int]):
             if self.session is None:
                 return
         else:
+            self._take_model(message.backend, message.cost)
             self.model = message.name
             self.set_status(f"model {message.name}")
         self.instruction.disabled = False

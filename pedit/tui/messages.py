@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from ..app.session import TurnResult
+from ..backends import Backend
+from ..engine.costmodel import CostModel
 from ..events import Stats
-from ..session import TurnResult
 
 
 @dataclass
@@ -37,5 +39,9 @@ class TurnStopped(Message):
 
 @dataclass
 class ModelReady(Message):
+    """A model loaded (the app takes it over on its own thread), or the error that stopped it."""
+
     name: str
     error: str = ""
+    backend: Backend | None = None
+    cost: CostModel | None = None

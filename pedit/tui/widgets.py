@@ -11,11 +11,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from ..app.hunks import Hunk, hunks, merge
+from ..app.session import TurnResult
+from ..engine.prompt import language
 from ..events import Stats
-from ..hunks import Hunk, hunks, merge
-from ..live import STYLES
-from ..prompt import language
-from ..session import TurnResult
+from ..ui.styles import STYLES
 
 STREAM_TAIL = 20_000  # characters of streamed text kept on screen (the rest is in the answer)
 

@@ -1,0 +1,66 @@
+"""Files larger than the context window: split at natural boundaries, edit each piece.
+
+A block starts at a line that follows a blank line, at a Markdown or reStructuredText
+heading, and at a top-level definition of a code file (def, class, decorators, function
+or type declarations in C-like languages); blocks are packed greedily into chunks that fit
+the token budget. A block too big for a chunk is split at line ends; a single line too big
+is an error that says so with its size. The chunks concatenate back to the exact text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..errors import UsageError
+
+_STARTS = re.compile(
+    r"^(#{1,6}\s|(async\s+)?def\s|class\s|@\w|fn\s|func\s|function\s|pub\s|impl\s|struct\s|"
+    r"(public|private|static)\s|[=\-~^]{3,}\s*$)"
+)
+
+
+def blocks(text: str) -> list[str]:
+    """Natural blocks of `text`; "".join(blocks(text)) == text."""
+    out: list[str] = []
+    current: list[str] = []
+    previous = ""
+    for line in text.splitlines(keepends=True):
+        starts = not previous.strip() or (_STARTS.match(line) and not previous.startswith("@"))
+        if current and line.strip() and starts:
+            out.append("".join(current))
+            current = []
+        current.append(line)
+        previous = line
+    if current:
+        out.append("".join(current))
+    return out
+
+
+def chunks(text: str, count: Callable[[str], int], budget: int) -> list[str]:
+    """Pack blocks (or, for an oversized block, lines) into pieces of <= budget tokens."""
+    pieces: list[str] = []
+    current = ""
+    for unit in _units(text, count, budget):
+        if current and count(current + unit) > budget:
+            pieces.append(current)
+            current = ""
+        current += unit
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _units(text: str, count: Callable[[str], int], budget: int):
+    for block in blocks(text):
+        if count(block) <= budget:
+            yield block
+            continue
+        for line in block.splitlines(keepends=True):
+            size = count(line)
+            if size > budget:
+                raise UsageError(
+                    f"a single line of {size} tokens is longer than the {budget} tokens a chunk "
+                    "may have in this context window (raise --n-ctx)"
+                )
+            yield line

@@ -1,0 +1,194 @@
+"""Settings and where each came from.
+
+Layers, lowest first: built-in default < user config file < project config < environment
+< command line. The user config file is `config.toml` in the user config dir
+(platformdirs; `$XDG_CONFIG_HOME/pedit/config.toml` on Linux); the project config is the
+`[tool.pedit]` table of the nearest pyproject.toml from the current directory up. Both
+take the same keys, e.g.
+
+    model = "qwen2.5-coder-1.5b"
+    backend = "llama.cpp"
+    speculate = "auto"
+    draft_max = 64
+    keep_bias = 0.0
+    spelling = false
+    chunk_tokens = 0
+    n_ctx = 8192
+
+    [templates.fix]
+    system = "You are a careful copy editor for British English."
+
+Every layer's values go through the same table (KEYS: type and allowed values or range;
+the command line's click options use the same ranges, a test checks it): a bad value is
+a UsageError naming the key and where it came from. `pedit config` prints the effective
+settings and their sources.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from ..errors import UsageError
+from ..models.registry import DEFAULT_MODEL
+from .templates import check_overrides
+
+BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
+SPECULATE = ("auto", "fixed", "off")
+TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: its type (an int is accepted for a float), what it allows (a tuple of
+    choices, or a range lo <= value <= hi, either end open) and its default."""
+
+    type: type
+    choices: tuple | None = None
+    lo: float | None = None
+    hi: float | None = None
+    default: object = None
+
+    def describe(self) -> str:
+        if self.choices:
+            return f"one of {', '.join(map(str, self.choices))}"
+        what = TYPE_NAMES[self.type]
+        if self.lo is not None and self.hi is not None:
+            return f"{what} from {self.lo} to {self.hi}"
+        if self.lo is not None:
+            return f"{what} >= {self.lo}"
+        return what if self.hi is None else f"{what} <= {self.hi}"
+
+    def check(self, name: str, value: object, where: str) -> object:
+        """`value` if this key allows it (an int given for a float becomes a float)."""
+        if self.type is float and type(value) is int:
+            value = float(value)
+        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
+        if self.choices and not (ok and value in self.choices):
+            raise UsageError(f"{where}: unknown {name} {value!r}; {name} must be {self.describe()}")
+        if not (ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)):
+            raise UsageError(f"{where}: {name} must be {self.describe()} (got {value!r})")
+        return value
+
+
+KEYS: dict[str, Key] = {
+    "model": Key(str, default=DEFAULT_MODEL),
+    "backend": Key(str, BACKENDS, default="auto"),
+    "speculate": Key(str, SPECULATE, default="auto"),
+    "draft_max": Key(int, lo=1, hi=256, default=64),
+    "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
+    "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
+    "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
+    "n_ctx": Key(int, lo=256, default=8192),
+    "threads": Key(int, lo=1),  # None: all usable CPUs
+}
+ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND"}
+
+
+def check_table(
+    table: object, keys: Mapping[str, Key], where: str, others: tuple[str, ...] = (), noun: str = "setting"
+) -> dict:
+    """A config table whose keys are `keys` (each value checked) or `others` (the caller's)."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: must be a table (got {table!r})")
+    unknown = set(table) - set(keys) - set(others)
+    if unknown:
+        raise UsageError(f"{where}: unknown {noun}(s) {', '.join(sorted(unknown))}")
+    return {k: keys[k].check(k, v, where) if k in keys else v for k, v in table.items()}
+
+
+def user_config_path() -> Path:
+    return platformdirs.user_config_path("pedit") / "config.toml"
+
+
+config_path = user_config_path  # the name `pedit models` shows
+
+
+def project_table(path: Path) -> dict | None:
+    """The [tool.pedit] table of a pyproject.toml, None when it has none."""
+    tool = _load(path).get("tool", {})
+    if not isinstance(tool, dict) or "pedit" not in tool:
+        return None
+    if not isinstance(tool["pedit"], dict):
+        raise UsageError(f"{path}: [tool.pedit] must be a table (got {tool['pedit']!r})")
+    return tool["pedit"]
+
+
+def project_config_path(start: Path | None = None) -> Path | None:
+    """The nearest pyproject.toml with a [tool.pedit] table, from `start` (cwd) upwards."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and project_table(candidate) is not None:
+            return candidate
+    return None
+
+
+def _load(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read config file {path}: {exc}") from exc
+
+
+def _check(data: object, where: str) -> dict:
+    """A config file's table: settings, [templates.NAME] overrides and the hook's table."""
+    data = check_table(data, KEYS, where, others=("templates", "hook"))
+    if "hook" in data and not isinstance(data["hook"], dict):
+        raise UsageError(f"{where}: hook must be a table (got {data['hook']!r})")
+    check_overrides(data.get("templates", {}), where)
+    return data
+
+
+@dataclass(frozen=True)
+class Setting:
+    value: object
+    source: str  # "command line", "env PEDIT_MODEL", "config /path", "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    values: dict[str, Setting]
+    templates: dict[str, tuple[dict, str]]  # template name -> (overrides, source)
+
+    def __getitem__(self, key: str) -> Setting:
+        return self.values[key]
+
+    def get(self, key: str):
+        return self.values[key].value
+
+
+def resolve(
+    cli: Mapping[str, object],
+    env: Mapping[str, str] = os.environ,
+    path: Path | None = None,
+    project: Path | None | bool = True,
+) -> Settings:
+    """Effective settings. `path`: the user config file (default: the platform's);
+    `project`: a pyproject.toml, or True to search from the current directory, or None."""
+    user_path = path or user_config_path()
+    layers: list[tuple[dict, str]] = [(_check(_load(user_path), str(user_path)), f"config {user_path}")]
+    project_path = project_config_path() if project is True else project
+    if project_path:
+        table = project_table(project_path) or {}
+        layers.append((_check(table, f"{project_path} [tool.pedit]"), f"pyproject {project_path}"))
+    layers.append(({k: env[v] for k, v in ENV.items() if env.get(v)}, "env"))
+    layers.append(({k: v for k, v in cli.items() if v is not None and k in KEYS}, "command line"))
+    values = {key: Setting(k.default, "default") for key, k in KEYS.items()}
+    templates: dict[str, tuple[dict, str]] = {}
+    for data, source in layers:
+        for key in KEYS:
+            if key in data:
+                where = f"env {ENV[key]}" if source == "env" else source
+                values[key] = Setting(KEYS[key].check(key, data[key], where), where)
+        for name, override in data.get("templates", {}).items():
+            templates[name] = ({**templates.get(name, ({}, ""))[0], **override}, source)
+    return Settings(values, templates)

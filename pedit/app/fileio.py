@@ -1,0 +1,282 @@
+"""Reading a user's file faithfully and writing it back safely.
+
+Reading (black and pip are the anchors): bytes first; the encoding is kept (UTF-8, UTF-8
+with a BOM, UTF-16 with its BOM, latin-1 as the last resort for 8-bit text), and so are
+the newline style (LF or CRLF) and whether the file ends with a newline. The model sees
+plain "\\n" text; `render()` puts the original conventions back on its answer, even when
+the model changed them.
+
+Writing: the new bytes go to a temporary file in the same directory, which is flushed,
+fsynced and given the original's permission bits, then `os.replace`d over the target in
+one atomic step (black's writes are not atomic, its issue #2479). The temporary file is
+removed on any exception, KeyboardInterrupt included, so the original is either untouched
+or entirely replaced. A symlink is written through to its target; a file with other hard
+links is refused unless forced (replacing it would silently split the links). The
+temporary file takes the original's owner and group (refused when they cannot be kept:
+a file never changes hands), mode bits and extended attributes (POSIX ACLs among them).
+
+No lost updates: `read` remembers what it read (a `Stamp`: the link's target, device,
+inode, size, mtime_ns and sha256 of the bytes) and `write` checks, just before the
+replace, that the path still leads to that same file with those same bytes; otherwise
+it writes nothing (ConflictError, exit 4). `locked` holds an advisory lock (flock) on the
+file while pedit works on it, so a second pedit on the same file stops at once instead
+of racing the first.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import ConflictError, UsageError
+
+TEXT_BYTES = bytes([9, 10, 12, 13, *range(32, 256)])
+BOMS = [
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+]
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What was read: the file a path led to, and its bytes (by hash)."""
+
+    target: Path  # the path with symlinks resolved
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    @classmethod
+    def of(cls, target: Path, st: os.stat_result, data: bytes) -> Stamp:
+        return cls(target, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest())
+
+    def check(self, path: Path) -> None:
+        """ConflictError unless `path` still leads to this file with these bytes."""
+        target = path.resolve()
+        if target != self.target:
+            raise ConflictError(f"{path}: now points to {target} (it was {self.target}); nothing written")
+        try:
+            st = target.stat()
+            same = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
+                self.dev, self.ino, self.size, self.mtime_ns,
+            )  # fmt: skip
+            same = same and hashlib.sha256(target.read_bytes()).hexdigest() == self.sha256
+        except OSError:
+            same = False
+        if not same:
+            raise ConflictError(f"{path}: changed on disk since pedit read it; nothing written")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A text file as read: its text with "\\n" newlines, and how to write it back."""
+
+    text: str
+    encoding: str  # a Python codec name: utf-8, utf-8-sig, utf-16, latin-1
+    newline: str  # "\n" or "\r\n"
+    trailing_newline: bool
+    path: Path | None = None  # None for stdin
+    stamp: Stamp | None = None  # what was read (None for stdin)
+    label: str = "stdin"  # the name of what has no path (--stdin-filename)
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else self.label
+
+    def render(self, text: str) -> str:
+        """The model's text with this file's trailing-newline state and newline style."""
+        text = text.replace("\r\n", "\n")
+        if self.trailing_newline and text and not text.endswith("\n"):
+            text += "\n"
+        elif not self.trailing_newline:
+            text = text.rstrip("\n")
+        return text.replace("\n", self.newline) if self.newline != "\n" else text
+
+    def encode(self, text: str) -> bytes:
+        """render() and encode the way the original was encoded; a clear error when the
+        new text has characters the original encoding cannot hold (latin-1)."""
+        try:
+            return self.render(text).encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise UsageError(
+                f"{self.name}: the rewrite has characters {self.encoding} cannot encode "
+                f"({exc.object[exc.start : exc.end]!r}); the file is unchanged"
+            ) from exc
+
+
+def decode(data: bytes, name: str = "stdin", path: Path | None = None) -> Source:
+    """Bytes to a Source; UsageError for what is not text."""
+    encoding = next((enc for bom, enc in BOMS if data.startswith(bom)), None)
+    if encoding is None:
+        if b"\0" in data:  # the whole file (a memchr: cheap)
+            raise UsageError(f"{name}: looks binary (contains NUL bytes)")
+        try:
+            data.decode("utf-8")
+            encoding = "utf-8"
+        except UnicodeDecodeError:
+            encoding = "latin-1"
+            if data.translate(None, TEXT_BYTES):  # control bytes other than \t \n \f \r
+                raise UsageError(f"{name}: looks binary (not UTF-8, has control bytes)") from None
+    text = data.decode(encoding)
+    newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    return Source(
+        text=text.replace("\r\n", "\n"),
+        encoding=encoding,
+        newline=newline,
+        trailing_newline=text.endswith("\n"),
+        path=path,
+        label=name,
+    )
+
+
+def read(path: Path, *, force: bool = False) -> Source:
+    """Read a file that pedit may rewrite; refuse, with one line, what it must not. The
+    Source remembers what was read (its Stamp)."""
+    if not path.exists() and not path.is_symlink():
+        raise UsageError(f"{path}: no such file")
+    if path.is_symlink() and not path.exists():
+        raise UsageError(f"{path}: a broken symlink")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory")
+    target = path.resolve()
+    st = target.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{path}: not a regular file")
+    if st.st_nlink > 1 and not force:
+        raise UsageError(f"{path}: has {st.st_nlink} hard links; rewriting would split them (--force)")
+    try:
+        with open(target, "rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
+    return replace(decode(data, str(path), path), stamp=Stamp.of(target, st, data))
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An advisory exclusive lock on the file `path` leads to, held while pedit works on
+    it: another pedit that tries the same file gets ConflictError at once. (The lock is on
+    the inode; after the replace a newcomer locks the new file, and a pedit that locked
+    the old one fails its Stamp check.)"""
+    try:
+        fd = os.open(path.resolve(), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        yield  # read() says what is wrong with it
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConflictError(f"{path}: another pedit is rewriting it; not touched") from None
+        except OSError:
+            pass  # a file system without locks: the Stamp check still guards the write
+        yield
+    finally:
+        os.close(fd)
+
+
+def check_writable(path: Path) -> None:
+    """Fail before any model work if the file could not or should not be replaced. A file
+    or directory without write permission bits is refused even for root: read-only is the
+    owner's statement of intent. A file pedit could not give back to its owner and group
+    is refused too."""
+    target = path.resolve()
+    st = target.stat()
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise UsageError(f"{path}: read-only file, not written")
+    parent = target.parent
+    if not parent.stat().st_mode & 0o222 or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{path}: its directory is read-only (pedit writes a temporary file beside it)")
+    if os.geteuid() != 0 and (st.st_uid != os.geteuid() or st.st_gid not in {os.getegid(), *os.getgroups()}):
+        raise UsageError(f"{path}: owned by {st.st_uid}:{st.st_gid}; pedit could not keep its owner")
+
+
+def write(source: Source, text: str) -> Source:
+    """Atomically replace the file with `text` in the source's encoding and conventions,
+    if it is still what was read (its Stamp); the Source of what is on disk now."""
+    assert source.path is not None
+    data = source.encode(text)
+    stamp = write_bytes(source.path, data, source.stamp)
+    return replace(source, text=text, stamp=stamp)
+
+
+def write_bytes(path: Path, data: bytes, expect: Stamp | None = None) -> Stamp:
+    """Atomically replace the file at `path` (through a symlink) with `data`, keeping its
+    owner, group, mode and extended attributes: a temporary file beside it, fsync,
+    `expect` checked, rename; the temporary file removed on any failure. The new Stamp."""
+    source_path = path
+    target = path.resolve()  # through a symlink to the file it points at
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".pedit")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            _same_metadata(f.fileno(), target, source_path)
+            os.fsync(f.fileno())
+            st = os.fstat(f.fileno())
+        if expect is not None:
+            expect.check(source_path)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise UsageError(f"{source_path}: cannot write ({exc.strerror}); the file is unchanged") from exc
+        raise
+    _fsync_dir(target.parent)
+    return Stamp.of(target, st, data)
+
+
+def _same_metadata(fd: int, target: Path, path: Path) -> None:
+    """Owner and group, then mode (chown clears set-id bits, so it comes first), then
+    extended attributes (ACLs are among them on Linux) of `target` onto the open file."""
+    st = target.stat()
+    mine = os.fstat(fd)
+    if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except PermissionError:
+            raise UsageError(
+                f"{path}: owned by {st.st_uid}:{st.st_gid}; pedit cannot keep its owner, so it writes nothing"
+            ) from None
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    try:
+        names = os.listxattr(target)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return
+        raise
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(target, name))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise UsageError(
+                    f"{path}: cannot keep its extended attribute {name} ({exc.strerror}); not written"
+                ) from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

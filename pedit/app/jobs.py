@@ -1,0 +1,230 @@
+"""One file through the engine: rewrite or summarize it, in chunks when it is too long.
+
+A shell gives a `Job` a loaded backend, the file's text, the template and the engine
+options, and a `render(events, label) -> Finished` that consumes each run's events (the
+live view, or nothing). The job returns the new text (or the summary) and the figures of
+every run it made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from ..backends import Backend
+from ..engine.costmodel import CostModel
+from ..engine.edit import DRAFTERS, edit_events
+from ..engine.prompt import build_prompt, build_summary_prompt
+from ..engine.sampling import Sampling
+from ..errors import RefusedError, UsageError
+from ..events import Event, Finished, Stats
+from ..request import EditRequest
+from . import guard
+from .chunking import chunks
+from .linebreaks import keep_line_breaks
+from .spelling import spellcheck
+from .templates import Template
+
+Render = Callable[[Iterator[Event], str], Finished]
+SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    max_tokens: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    speculate: str = "auto"
+    drafters: tuple[str, ...] = DRAFTERS
+    draft_max: int = 64
+    cost: CostModel | None = None
+    keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
+    spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
+
+
+@dataclass
+class Outcome:
+    text: str  # the rewritten file, or the summary
+    stats: list[Stats]
+
+    def total(self) -> Stats:
+        """The runs' figures added up (one run: its own)."""
+        return Stats.total(self.stats)
+
+
+@dataclass(frozen=True)
+class Job:
+    backend: Backend
+    template: Template
+    instruction: str | None  # what the user typed (refactor, edit)
+    options: EngineOptions
+    system: str | None = None  # --system
+    force: bool = False  # --force: write an answer that stops early anyway
+    chunk_tokens: int | None = None  # most file tokens per run (None: the template's; 0: whole)
+
+    @property
+    def keep_bias(self) -> float:
+        """The keep-bias of this job's runs: the option's, else the template's."""
+        return self.template.bias(self.options.keep_bias)
+
+    @property
+    def spelling(self) -> bool:
+        """Do this job's drafts carry spelling suggestions? The option's, else the template's."""
+        s = self.options.spelling
+        return self.template.spelling if s is None else s
+
+    def request(self, text: str, name: str, part: str = "") -> EditRequest:
+        instruction = self.template.render(self.instruction)
+        if part:
+            instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
+        # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
+        # the model away from the suggestions
+        draft = spellcheck(text, name) if self.spelling and self.keep_bias > 0 else None
+        return EditRequest(
+            text,
+            instruction,
+            name,
+            self.system or self.template.system,
+            draft=None if draft == text else draft,
+        )
+
+    def _events(self, req: EditRequest, kind: str) -> Iterator[Event]:
+        """A rewrite may be cut off only by the limits (an error); a summary stops at
+        SUMMARY_ROOM tokens unless --max-tokens says otherwise."""
+        o = self.options
+        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
+        return edit_events(
+            self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
+            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind, keep_bias=self.keep_bias,
+        )  # fmt: skip
+
+    def budget(self, name: str, kind: str) -> int:
+        """Most file tokens one run can take: the prompt around the file, the file, and
+        room for the answer (a rewrite about 1.5x the file; a summary SUMMARY_ROOM)."""
+        build = build_summary_prompt if kind == "summary" else build_prompt
+        overhead = len(build(self.backend, self.request("", name, "part 10 of 10")).tokens) + 16
+        room = self.backend.n_ctx - overhead
+        return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
+
+    def pieces(self, text: str, name: str, kind: str) -> list[str]:
+        budget = self.budget(name, kind)
+        if budget < 32:
+            raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
+        size = len(self.backend.tokenize(text))
+
+        def count(s: str) -> int:
+            return len(self.backend.tokenize(s))
+
+        limit = self.template.chunk_tokens if self.chunk_tokens is None else self.chunk_tokens
+        if limit and size > limit:  # smaller runs, lines kept whole
+            longest = max(count(line) for line in text.splitlines(keepends=True))
+            budget = min(budget, max(limit, longest))
+        if size <= budget:
+            return [text]
+        return chunks(text, count, budget)
+
+    def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
+        """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py)."""
+        fin = render(self._events(req, kind), label)
+        if kind == "rewrite":
+            incomplete(req.filename, req.text, fin, self.force)
+            if self.template.name == "fix":
+                fin = replace(fin, text=keep_line_breaks(req.text, fin.text))
+        return fin
+
+    def rewrite(
+        self, text: str, name: str, render: Render, spans: list[tuple[int, int]] | None = None
+    ) -> Outcome:
+        """The file, in runs of self.pieces() (one if it fits); or, given `spans` (character
+        ranges: the hook's changed blocks), only those, each told its lines, and the text
+        between them kept as it is."""
+        if spans is None:
+            parts = self.pieces(text, name, "rewrite")
+            n = len(parts)
+            segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
+        else:
+            segments = span_segments(text, spans)
+        outs, stats = [], []
+        for piece, part in segments:
+            if part is None:  # between two spans: kept
+                outs.append(piece)
+                continue
+            fin = self.run_one(self.request(piece, name, part), "rewrite", render, f"{name} {part}".strip())
+            outs.append(fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece))
+            stats.append(fin.stats)
+        return Outcome("".join(outs), stats)
+
+    def summarize(self, text: str, name: str, render: Render) -> Outcome:
+        parts = self.pieces(text, name, "summary")
+        if len(parts) == 1:
+            fin = self.run_one(self.request(text, name), "summary", render, name)
+            return Outcome(fin.text.strip() + "\n", [fin.stats])
+        notes, stats = [], []
+        for i, piece in enumerate(parts, 1):
+            part = f"part {i} of {len(parts)}"
+            fin = self.run_one(self.request(piece, name, part), "summary", render, f"{name} {part}")
+            notes.append(f"Part {i}: {fin.text.strip()}\n")
+            stats.append(fin.stats)
+        combine = replace(self, instruction=None, template=replace(
+            self.template, instruction="Combine these summaries of the parts of one file into one summary.",
+        ))  # fmt: skip
+        final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
+        return Outcome(final.text, stats + final.stats)
+
+
+def span_segments(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, str | None]]:
+    """`text` cut at the spans: (piece, "lines a-b") for a span, (piece, None) between."""
+    out: list[tuple[str, str | None]] = []
+    at = line = 0
+    for start, end in spans:
+        out.append((text[at:start], None))
+        line += text.count("\n", at, start)
+        part = text[start:end]
+        out.append((part, f"lines {line + 1}-{line + max(1, part.count(chr(10)))}"))
+        line += part.count("\n")
+        at = end
+    out.append((text[at:], None))
+    return out
+
+
+def same_trailing_newlines(answer: str, piece: str) -> str:
+    """A chunk's rewrite ends with as many newlines as the chunk did (the blank lines
+    between chunks belong to the file, not to the model)."""
+    want = len(piece) - len(piece.rstrip("\n"))
+    return answer.rstrip("\n") + "\n" * want
+
+
+END_LINES = 3  # an unclosed answer that ends with the file's last lines reached its end
+
+
+def reached_end(text: str, answer: str) -> bool:
+    """Did an answer that ended without its closing fence still reach the end of the file?
+    Its last END_LINES non-blank lines are the file's (a Markdown file that ends with a
+    code block: the model took the block's closing line for its own and stopped)."""
+    tail = [x.rstrip() for x in text.splitlines() if x.strip()][-END_LINES:]
+    return bool(tail) and [x.rstrip() for x in answer.splitlines() if x.strip()][-END_LINES:] == tail
+
+
+def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
+    """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
+    and one closed at once with nothing inside for a file that has text. Written only with
+    `force`: one that ended without closing its fence before the file's end (the model
+    stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
+    is only the start of the file (guard.cut_short)."""
+    stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
+    forceable = True
+    if stop in ("max_tokens", "context"):
+        why, forceable = (
+            f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
+            False,
+        )
+    elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
+        why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
+    elif not fin.text.strip() and text.strip():
+        why, forceable = "is empty", False
+    else:
+        why = guard.cut_short(text, fin.text)
+    if why is None or (forceable and force):
+        return
+    why = f"the model's answer {why}"
+    hint = " (--force to write it anyway)" if forceable else ""
+    raise RefusedError(f"{name}: {why}; nothing written{hint}", forceable, why)

@@ -1,0 +1,107 @@
+"""The prompts behind each command, as templates a user can read and override.
+
+A template has a system prompt and an instruction; `{instruction}` in the instruction is
+replaced by what the user typed (refactor, edit). `kind` says what the answer is: the
+whole file rewritten ("rewrite": primed with the file's fence, the file is the draft) or
+new text about it ("summary": printed, never written; prompt lookup and n-grams draft).
+
+Overrides come from the config (`[templates.NAME]` with `system` and/or `instruction`,
+in the user config file or a project's [tool.pedit]) and, for one run, from --system.
+`pedit templates` prints them all with their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..engine.prompt import REWRITE_SYSTEM, SUMMARY_SYSTEM
+from ..errors import UsageError
+
+FIX_KEEP_BIAS = 1.5  # see Template.keep_bias
+FIX_CHUNK_TOKENS = 96  # see Template.chunk_tokens
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    kind: str  # "rewrite" or "summary"
+    system: str
+    instruction: str  # may contain {instruction}
+    source: str = "built-in"
+    # the keep-bias its runs use unless --keep-bias / keep_bias says otherwise (keepbias.py):
+    # a fix is asked to change little, and measured (docs/quality.md) it is more often right
+    keep_bias: float = 0.0
+    # its draft has the spelling suggestions of spelling.py (with a keep-bias, the model
+    # leans towards each correction and keeps or rejects it) unless --no-spelling
+    spelling: bool = False
+    # rewrite in runs of about this many file tokens, lines kept whole (None: as few runs
+    # as the context allows): a small model fixes more in a paragraph than in a whole file
+    chunk_tokens: int | None = None
+
+    def bias(self, given: float | None) -> float:
+        """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
+        return self.keep_bias if given is None else given
+
+    def render(self, user_instruction: str | None) -> str:
+        if "{instruction}" in self.instruction:
+            if not (user_instruction or "").strip():
+                raise UsageError(f"{self.name} needs an instruction")
+            return self.instruction.replace("{instruction}", user_instruction.strip())
+        return self.instruction
+
+
+BUILTIN = {
+    t.name: t
+    for t in (
+        Template(
+            "fix",
+            "rewrite",
+            REWRITE_SYSTEM,
+            "Fix the grammar, spelling and punctuation of the prose in this file (for a code "
+            "file: its comments, docstrings and messages, and any obvious typo) without "
+            "changing its meaning, its formatting or the code's behaviour.",
+            keep_bias=FIX_KEEP_BIAS,
+            spelling=True,
+            chunk_tokens=FIX_CHUNK_TOKENS,
+        ),
+        Template(
+            "refactor",
+            "rewrite",
+            REWRITE_SYSTEM,
+            "Refactor this code: {instruction}. Keep its behaviour, style and formatting everywhere else.",
+        ),
+        Template("edit", "rewrite", REWRITE_SYSTEM, "{instruction}"),
+        Template("summarize", "summary", SUMMARY_SYSTEM, "Summarize this file."),
+    )
+}
+
+
+FIELDS = ("system", "instruction")  # what a [templates.NAME] table may override, as strings
+
+
+def check_overrides(table: object, where: str) -> dict[str, dict]:
+    """A config file's `templates` table: {built-in name: {system/instruction: str}}."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: templates must be a table of [templates.NAME] tables (got {table!r})")
+    for name, fields in table.items():
+        at = f"[templates.{name}] in {where}"
+        if name not in BUILTIN:
+            raise UsageError(f"{at}: no such template ({', '.join(BUILTIN)})")
+        if not isinstance(fields, dict):
+            raise UsageError(f"{at}: must be a table with {' and/or '.join(FIELDS)} (got {fields!r})")
+        unknown = set(fields) - set(FIELDS)
+        if unknown:
+            raise UsageError(f"{at}: unknown key(s) {', '.join(sorted(unknown))}")
+        for key, value in fields.items():
+            if not isinstance(value, str):
+                raise UsageError(f"{at}: {key} must be a string (got {value!r})")
+    return table
+
+
+def templates(overrides: dict[str, tuple[dict, str]] | None = None) -> dict[str, Template]:
+    """The built-in templates with the config's overrides applied."""
+    out = dict(BUILTIN)
+    for name, (fields, source) in (overrides or {}).items():
+        check_overrides({name: fields}, source)
+        out[name] = replace(out[name], **fields, source=source)
+    return out

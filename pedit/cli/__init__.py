@@ -1,0 +1,1 @@
+"""The `pedit` command (Typer)."""

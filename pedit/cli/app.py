@@ -1,0 +1,294 @@
+"""The `pedit` command (Typer): parses input and hands it to rewrite.py; the other commands
+live beside this module and are registered at the end.
+
+Exit codes (docs/cli.md): 0 ok or no change, 1 would change (--check), 2 usage error or
+bad input, 3 model missing/corrupt/unloadable, 4 conflict (the file changed on disk), 5
+refused (an incomplete answer, or the write guard), 70 internal error, 130 interrupted,
+143 terminated.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from .. import __version__
+from ..errors import ExitCode, PeditError, Terminated
+from . import options as o
+
+
+class PeditGroup(TyperGroup):
+    """Turns pedit's errors into one line on stderr and a documented exit code."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """`pedit FILE` (an existing path that is not a command): the interactive session."""
+        if args and args[0] not in self.commands and not args[0].startswith("-") and Path(args[0]).exists():
+            return "tui", self.commands["tui"], args
+        return super().resolve_command(ctx, args)
+
+    def main(self, *args, **kwargs):
+        """click's own main: a usage error is click's plain `Error: ...` line (as scripts and
+        the tests read it), not a rich box; --help still gets Typer's rich panels."""
+        return click.Group.main(self, *args, **kwargs)
+
+    def invoke(self, ctx: click.Context):
+        from ..backends import BackendError, ContextFull
+
+        try:
+            return super().invoke(ctx)
+        except PeditError as exc:
+            _fail(ctx, exc.message, exc.exit_code)
+        except ContextFull as exc:
+            _fail(ctx, f"{exc}; the file is too long for this context window (try --n-ctx)", ExitCode.USAGE)
+        except BackendError as exc:
+            _fail(ctx, str(exc), ExitCode.MODEL)
+        except Terminated:
+            _fail(ctx, "terminated; the file being rewritten was not written", ExitCode.TERMINATED)
+        except KeyboardInterrupt:
+            _fail(ctx, "interrupted; the file being rewritten was not written", ExitCode.INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("PEDIT_DEBUG"):
+                traceback.print_exc()
+            message = f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)"
+            _fail(ctx, message, ExitCode.INTERNAL)
+
+
+def _fail(ctx: click.Context, message: str, code: int):
+    typer.echo(f"pedit: error: {message}", err=True)
+    ctx.exit(int(code))
+
+
+# Typer renders help as Markdown, and joins an epilog's paragraphs with single newlines.
+EPILOG = "\n\n".join(
+    [
+        "**Exit codes:**",
+        "- 0 ok or no change; 1 would change (--check); 2 usage error or bad input",
+        "- 3 model missing, corrupt or unloadable",
+        "- 4 the file changed on disk (or another pedit has it)",
+        "- 5 the answer was refused (incomplete, or the guard)",
+        "- 70 internal error; 130 interrupted; 143 terminated",
+        "",
+        "**Settings:** flags > PEDIT_MODEL / PEDIT_BACKEND > [tool.pedit] in pyproject.toml > the user "
+        "config file > defaults; `pedit config` shows them and their sources.",
+        "",
+        "**Completion:** `pedit --install-completion` (bash, zsh, fish, PowerShell).",
+    ]
+)
+
+app = typer.Typer(
+    cls=PeditGroup,
+    name="pedit",
+    epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pedit, version {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    ] = None,
+):
+    """Rewrite files with a local language model, fast: the file itself is the draft.
+
+    ```
+    pedit fix essay.md                  fix grammar and spelling
+    pedit refactor main.py "rename x to count"
+    pedit summarize notes.md            print a summary
+    pedit edit FILE "any instruction"
+    ```
+
+    The model runs on this machine (llama.cpp or transformers); the default model,
+    Qwen2.5-Coder-1.5B-Instruct, is installed with pedit and works offline.
+    """
+
+
+def _run(command: str, files: list[str], instruction: str | None, given: dict) -> None:
+    from .rewrite import Invocation, run
+
+    mode = o.write_back(**{k: given.get(k, False) for k in ("yes", "diff", "check", "stdout", "json")})
+    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling")
+    inv = Invocation(
+        command, tuple(files), instruction, mode, given.get("force", False), given["system"],
+        {k: given[k] for k in keys}, given["max_tokens"],
+        o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
+        given["drafters"], given["stats_json"], given.get("stdin_filename"),
+    )  # fmt: skip
+    code = run(inv)
+    if code:
+        sys.exit(code)
+
+
+@app.command()
+def fix(
+    files: o.Files,
+    yes: o.Yes = False,
+    diff: o.Diff = False,
+    check: o.Check = False,
+    stdout: o.Stdout = False,
+    json: o.Json = False,
+    force: o.Force = False,
+    stdin_filename: o.StdinFilename = None,
+    stats_json: o.StatsJson = None,
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    system: o.System = None,
+    max_tokens: o.MaxTokens = None,
+    temperature: o.Temperature = 0.0,
+    top_k: o.TopK = 0,
+    top_p: o.TopP = 1.0,
+    seed: o.Seed = 0,
+    keep_bias: o.KeepBias = None,
+    speculate: o.Speculate = None,
+    drafters: o.Drafters = "predicted,lookup,ngram",
+    draft_max: o.DraftMax = None,
+    spelling: o.Spelling = None,
+):
+    """Fix grammar, spelling and punctuation in FILES without changing meaning or format.
+
+    Prose (Markdown, text, reStructuredText) and the comments and docstrings of code;
+    in code, obvious typos too, never behaviour. FILES may be globs, or - for stdin.
+    """
+    _run("fix", files, None, locals())
+
+
+@app.command()
+def refactor(
+    files: o.Files,
+    instruction: o.Instruction,
+    yes: o.Yes = False,
+    diff: o.Diff = False,
+    check: o.Check = False,
+    stdout: o.Stdout = False,
+    json: o.Json = False,
+    force: o.Force = False,
+    stdin_filename: o.StdinFilename = None,
+    stats_json: o.StatsJson = None,
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    system: o.System = None,
+    max_tokens: o.MaxTokens = None,
+    temperature: o.Temperature = 0.0,
+    top_k: o.TopK = 0,
+    top_p: o.TopP = 1.0,
+    seed: o.Seed = 0,
+    keep_bias: o.KeepBias = None,
+    speculate: o.Speculate = None,
+    drafters: o.Drafters = "predicted,lookup,ngram",
+    draft_max: o.DraftMax = None,
+    spelling: o.Spelling = None,
+):
+    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count"."""
+    _run("refactor", files, instruction, locals())
+
+
+@app.command()
+def summarize(
+    files: o.Files,
+    json: Annotated[
+        bool, typer.Option(help="Print the summaries and figures as JSON.", rich_help_panel=o.OUTPUT)
+    ] = False,
+    stdin_filename: o.StdinFilename = None,
+    stats_json: o.StatsJson = None,
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    system: o.System = None,
+    max_tokens: o.MaxTokens = None,
+    temperature: o.Temperature = 0.0,
+    top_k: o.TopK = 0,
+    top_p: o.TopP = 1.0,
+    seed: o.Seed = 0,
+    keep_bias: o.KeepBias = None,
+    speculate: o.Speculate = None,
+    drafters: o.Drafters = "predicted,lookup,ngram",
+    draft_max: o.DraftMax = None,
+    spelling: o.Spelling = None,
+):
+    """Print a summary of each of FILES (never rewrites them)."""
+    _run("summarize", files, None, locals())
+
+
+@app.command()
+def edit(
+    files: o.Files,
+    instruction: o.Instruction,
+    yes: o.Yes = False,
+    diff: o.Diff = False,
+    check: o.Check = False,
+    stdout: o.Stdout = False,
+    json: o.Json = False,
+    force: o.Force = False,
+    stdin_filename: o.StdinFilename = None,
+    stats_json: o.StatsJson = None,
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    system: o.System = None,
+    max_tokens: o.MaxTokens = None,
+    temperature: o.Temperature = 0.0,
+    top_k: o.TopK = 0,
+    top_p: o.TopP = 1.0,
+    seed: o.Seed = 0,
+    keep_bias: o.KeepBias = None,
+    speculate: o.Speculate = None,
+    drafters: o.Drafters = "predicted,lookup,ngram",
+    draft_max: o.DraftMax = None,
+    spelling: o.Spelling = None,
+):
+    """Rewrite FILES following any INSTRUCTION: pedit edit essay.md "Make it shorter"."""
+    _run("edit", files, instruction, locals())
+
+
+def _register() -> None:
+    from . import bench, config, hook, models, tui
+
+    app.add_typer(models.app, name="models")
+    app.command("templates")(config.templates_command)
+    app.command("config")(config.config_command)
+    app.command("bench")(bench.bench_command)
+    app.command("tui")(tui.tui_command)
+    app.add_typer(hook.app, name="hook")
+
+
+_register()
+cli = typer.main.get_command(app)  # the click command: what `pedit` runs and the tests invoke
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+def main():
+    signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C, exit 143
+    cli(prog_name="pedit")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

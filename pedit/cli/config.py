@@ -1,0 +1,55 @@
+"""`pedit config` and `pedit templates`: what pedit will use, and where it came from."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ..app import config
+from ..app.templates import templates
+
+
+def config_command():
+    """Show the effective settings and where each came from."""
+    settings = config.resolve({})
+    console = Console(soft_wrap=True)
+    for key, setting in settings.values.items():
+        value = "(all usable CPUs)" if setting.value is None else str(setting.value)
+        console.print(f"{key:<10} {value:<20} from {setting.source}", highlight=False)
+    for name, (_, source) in settings.templates.items():
+        console.print(f"{'template':<10} {name:<20} from {source}", highlight=False)
+    console.print(f"user config file: {config.user_config_path()}", highlight=False)
+    project = config.project_config_path()
+    console.print(
+        f"project config: {project} [tool.pedit]" if project else "project config: none", highlight=False
+    )
+
+
+def templates_command(
+    name: Annotated[str | None, typer.Argument(help="One template.", show_default=False)] = None,
+):
+    """Show the prompt templates behind fix, refactor, summarize and edit (or NAME's).
+
+    Override one in a config file with a [templates.NAME] table (system, instruction),
+    or for one run with --system.
+    """
+    all_ = templates(config.resolve({}).templates)
+    if name and name not in all_:
+        raise typer.BadParameter(f"no template {name!r}; choose {', '.join(all_)}", param_hint="NAME")
+    console = Console(soft_wrap=True)
+    for t in [all_[name]] if name else all_.values():
+        console.print(f"[bold]{t.name}[/] ({t.kind}; {t.source})", highlight=False)
+        console.print(f"  system:      {t.system}", highlight=False, markup=False)
+        console.print(f"  instruction: {t.instruction}", highlight=False, markup=False)
+        if t.keep_bias:
+            note = f"  keep-bias:   {t.keep_bias:g} (--keep-bias or keep_bias replaces it)"
+            console.print(note, highlight=False)
+        if t.spelling:
+            note = (
+                "  spelling:    suggestions in the draft (--no-spelling or spelling = false turns them off)"
+            )
+            console.print(note, highlight=False)
+        if t.chunk_tokens:
+            console.print(f"  runs:        about {t.chunk_tokens} tokens of the file each", highlight=False)

@@ -1,0 +1,195 @@
+"""The options the commands share, as Typer annotations, grouped in --help's panels.
+
+Each alias is one option; a command lists the ones it takes and gives the default in its
+signature. The values are checked by click's types (the messages users see), and the
+sampling ones turned into a Sampling by `sampling()` for every shell (CLI, session).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from ..errors import UsageError
+
+OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
+BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
+DRAFTERS = ("predicted", "lookup", "ngram")  # engine.edit.DRAFTERS, without importing numpy
+
+
+class WriteBack(StrEnum):
+    """What a rewrite does with its result (black's WriteBack): one per run."""
+
+    ASK = "ask"  # a terminal and no flag: the coloured diff, then "apply? [y/N]" per file
+    YES = "yes"  # -y/--yes: write without asking
+    DIFF = "diff"  # print the unified diff, write nothing
+    CHECK = "check"  # write nothing; exit 1 if any file would change
+    STDOUT = "stdout"  # print the new text only (the default for FILE "-")
+    JSON = "json"  # print results and figures as JSON, write nothing
+
+
+def write_back(**flags: bool) -> WriteBack | None:
+    """The one mode the flags chose (None: none given); two is a usage error."""
+    chosen = [name for name, on in flags.items() if on]
+    if len(chosen) > 1:
+        raise UsageError(f"choose one of {', '.join('--' + c for c in chosen)}")
+    return WriteBack(chosen[0]) if chosen else None
+
+
+def _drafter_list(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if not names or any(n not in DRAFTERS for n in names):
+        raise typer.BadParameter(f"choose from {','.join(DRAFTERS)} (got {value!r})")
+    return names
+
+
+def sampling(temperature: float, top_k: int, top_p: float, seed: int):
+    """The Sampling the options ask for; an impossible combination is a usage error."""
+    from ..engine.sampling import Sampling
+
+    try:
+        return Sampling(temperature, top_k, top_p, seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _flag(*names: str, text: str, panel: str = OUTPUT):
+    return typer.Option(*names, help=text, rich_help_panel=panel, show_default=False)
+
+
+Files = Annotated[
+    list[str],
+    typer.Argument(help="Files or globs; - reads standard input.", show_default=False, metavar="FILES..."),
+]
+Instruction = Annotated[str, typer.Argument(help="What to do, in words.", show_default=False)]
+
+# Output
+Yes = Annotated[bool, _flag("-y", "--yes", text="Write the rewrite without asking.")]
+Diff = Annotated[bool, _flag("--diff", text="Print the unified diff; write nothing.")]
+Check = Annotated[bool, _flag("--check", text="Write nothing; exit 1 if a file would change.")]
+Stdout = Annotated[bool, _flag("--stdout", text="Print the rewritten text only (the default for FILE '-').")]
+Json = Annotated[bool, _flag("--json", text="Print results and figures as JSON; write nothing.")]
+Force = Annotated[
+    bool, _flag("--force", text="Rewrite hard-linked files; write what the guard refuses (docs/cli.md).")
+]
+StdinFilename = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="For FILE '-': the name the model is shown, whose suffix picks the fence's language "
+        "and the guard's rules (as ruff and black). [default: stdin]",
+        rich_help_panel=OUTPUT,
+    ),
+]
+StatsJson = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False, help="Write the run's figures to this file as JSON.", rich_help_panel=OUTPUT
+    ),
+]
+
+# Model
+Model = Annotated[
+    str | None,
+    typer.Option(
+        "-m",
+        "--model",
+        help="A name from `pedit models`, a GGUF file, a Hugging Face directory or repo id. "
+        "[default: qwen2.5-coder-1.5b]",
+        rich_help_panel=MODEL,
+    ),
+]
+Backend = Annotated[
+    str | None,
+    typer.Option(
+        "-b",
+        "--backend",
+        click_type=click.Choice(BACKENDS),
+        help="auto: llama.cpp for GGUF, transformers for HF models. [default: auto]",
+        rich_help_panel=MODEL,
+    ),
+]
+NCtx = Annotated[
+    int | None, typer.Option(min=256, help="Context window in tokens. [default: 8192]", rich_help_panel=MODEL)
+]
+Threads = Annotated[
+    int | None, typer.Option(min=1, help="CPU threads. [default: all usable]", rich_help_panel=MODEL)
+]
+
+# Decoding
+System = Annotated[
+    str | None,
+    typer.Option(help="Replace the command's system prompt for this run.", rich_help_panel=DECODING),
+]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Stop after this many tokens. [default: 2 x the file's tokens + 1024]",
+        rich_help_panel=DECODING,
+    ),
+]
+Temperature = Annotated[float, typer.Option(min=0.0, help="0 is greedy (argmax).", rich_help_panel=DECODING)]
+TopK = Annotated[
+    int, typer.Option(min=0, help="Sample among the k most likely tokens (0: all).", rich_help_panel=DECODING)
+]
+TopP = Annotated[
+    float,
+    typer.Option(
+        click_type=click.FloatRange(min=0.0, max=1.0, min_open=True),
+        help="Nucleus sampling mass.",
+        rich_help_panel=DECODING,
+    ),
+]
+Seed = Annotated[int, typer.Option(help="Random seed for sampling.", rich_help_panel=DECODING)]
+KeepBias = Annotated[
+    float | None,
+    typer.Option(
+        help="Add this to the logit of the file's own next token: > 0 changes less, < 0 dares more; "
+        "output stays exactly plain decoding's with the same bias. [default: fix 1.5, others 0]",
+        rich_help_panel=DECODING,
+    ),
+]
+
+# Speculation
+Speculate = Annotated[
+    str | None,
+    typer.Option(
+        click_type=click.Choice(["auto", "fixed", "off"]),
+        help="auto: verify drafts when the measured cost model says they pay; fixed: always verify up "
+        "to --draft-max; off: plain decoding. [default: auto]",
+        rich_help_panel=SPECULATION,
+    ),
+]
+Drafters = Annotated[
+    str,
+    typer.Option(
+        parser=_drafter_list,
+        metavar="LIST",
+        help="predicted (the file), lookup (prompt lookup), ngram (adaptive n-grams).",
+        rich_help_panel=SPECULATION,
+    ),
+]
+DraftMax = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=256,
+        help="Most draft tokens verified in one pass. [default: 64]",
+        rich_help_panel=SPECULATION,
+    ),
+]
+Spelling = Annotated[
+    bool | None,
+    typer.Option(
+        "--spelling/--no-spelling",
+        help="Draft with a spell checker's corrections of unknown prose words, so the keep-bias leans "
+        "towards them; the model keeps or rejects each. [default: on for fix]",
+        rich_help_panel=SPECULATION,
+        show_default=False,
+    ),
+]

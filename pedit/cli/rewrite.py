@@ -1,0 +1,348 @@
+"""fix / refactor / summarize / edit: files in, one model load, results out.
+
+One output mode per run (options.WriteBack: ask, yes, diff, check, stdout, json); a
+summary always prints (text, or JSON with --json) and never writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from .. import models
+from ..app import calibration, config, fileio, guard
+from ..app.jobs import EngineOptions, Job, Outcome
+from ..app.templates import templates
+from ..engine import costmodel
+from ..engine.sampling import Sampling
+from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
+from ..events import Event, TokenGenerated, TokensAccepted
+from ..ui.live import LiveView
+from ..ui.render import RichReporter, print_diff, stats_line, unified_diff
+from ..ui.styles import legend
+from .options import WriteBack
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """Everything a command was asked for on the command line (the engine's request is
+    request.EditRequest, built per file and run by app.jobs)."""
+
+    command: str  # template name
+    files: tuple[str, ...]
+    instruction: str | None
+    mode: WriteBack | None
+    force: bool
+    system: str | None
+    cli: dict  # model, backend, n_ctx, threads, speculate, draft_max, keep_bias, spelling (None: not given)
+    max_tokens: int | None
+    sampling: Sampling
+    drafters: tuple[str, ...]
+    stats_json: Path | None
+    stdin_filename: str | None = None  # FILE "-": the name shown to the model and the guard
+
+
+def expand(files: tuple[str, ...]) -> list[str]:
+    """Files and globs (expanded here too, for shells that pass them quoted), in order; a
+    file named twice (`a.md ./a.md`, or through a link) is taken once."""
+    out: list[str] = []
+    seen: set[Path] = set()
+    for f in files:
+        matches = sorted(glob.glob(f, recursive=True)) if glob.has_magic(f) and f != "-" else [f]
+        if not matches:
+            raise UsageError(f"{f}: no file matches")
+        for m in matches:
+            key = Path(m).resolve() if m != "-" else Path("-")
+            if key not in seen:
+                seen.add(key)
+                out.append(m)
+    if "-" in out and len(out) > 1:
+        raise UsageError("'-' (standard input) cannot be combined with other files")
+    return out
+
+
+def choose_mode(inv: Invocation, files: list[str], kind: str) -> WriteBack:
+    if kind == "summary":
+        return WriteBack.JSON if inv.mode == WriteBack.JSON else WriteBack.STDOUT
+    if inv.mode:
+        if inv.mode == WriteBack.STDOUT and len(files) > 1:
+            raise UsageError("--stdout takes one file")
+        return inv.mode
+    if files == ["-"]:
+        return WriteBack.STDOUT
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return WriteBack.ASK
+    raise UsageError("not a terminal, so pedit cannot ask: choose -y, --diff, --check, --stdout or --json")
+
+
+def run(inv: Invocation) -> int:
+    err = Console(stderr=True, soft_wrap=True)
+    settings = config.resolve(inv.cli)
+    template = templates(settings.templates)[inv.command]
+    template.render(inv.instruction)  # an instruction is required before anything loads
+    files = expand(inv.files)
+    mode = choose_mode(inv, files, template.kind)
+    shell = Shell(err, mode, inv, template.kind)
+    files = shell.precheck(files)  # a typo in a file name costs no model load
+    if files:
+        shell.code = max(shell.code, _run_files(shell, settings, template, files))
+    if inv.stats_json:
+        shell.write_stats(inv.stats_json, settings, template)
+    if mode == WriteBack.JSON:
+        click.echo(json.dumps(shell.results, indent=2))
+    return shell.code
+
+
+def _run_files(shell: Shell, settings: config.Settings, template, files: list[str]) -> int:
+    inv, reporter = shell.inv, RichReporter(shell.err)
+    backend = models.load(
+        settings.get("model"), settings.get("backend"), reporter,
+        n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
+    )  # fmt: skip
+    shell.backend = backend.name
+    try:
+        speculate = settings.get("speculate")
+        cost = None
+        if speculate != "off":  # said only when measured, not when the cache has it
+
+            def measuring(b):
+                with reporter.task("measuring draft costs (once per model and machine)", None):
+                    return costmodel.measure(b)
+
+            cost = calibration.measure_cost(backend, measure_fn=measuring)
+        options = EngineOptions(
+            inv.max_tokens, inv.sampling, speculate, inv.drafters, settings.get("draft_max"), cost,
+            settings.get("keep_bias"), settings.get("spelling"),
+        )  # fmt: skip
+        job = Job(
+            backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")
+        )
+        if shell.err.is_terminal and shell.mode != WriteBack.JSON:
+            shell.err.print(legend())
+        return max(shell.one(job, f) for f in files)
+    finally:
+        backend.close()
+
+
+class Shell:
+    """Per-file reading, running, reporting and writing, and the combined exit code."""
+
+    def __init__(self, err: Console, mode: WriteBack, inv: Invocation, kind: str):
+        self.err, self.mode, self.inv, self.kind = err, mode, inv, kind
+        self.results: list[dict] = []
+        self.code = int(ExitCode.OK)
+        self.backend = ""
+        self._stdin: fileio.Source | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.mode in (WriteBack.ASK, WriteBack.YES)
+
+    def say(self, name: str, message: str) -> None:
+        self.err.print(f"pedit: {name}: {message}", highlight=False)
+
+    def fail(self, name: str, exc: PeditError, record: dict | None = None) -> int:
+        """One line; the error joins the file's record (a new one if it has none yet)."""
+        self.err.print(f"pedit: error: {exc.message}", highlight=False)
+        if record is None:
+            self.results.append(record := {"file": name})
+        record["error"] = exc.message
+        return int(exc.exit_code)
+
+    def precheck(self, files: list[str]) -> list[str]:
+        """The files worth a model: each readable text (and writable, if the mode writes)
+        and not empty; the others reported now, their exit codes kept in `code`."""
+        keep = []
+        for name in files:
+            try:
+                source = self._read(name)
+                if self.writes:
+                    fileio.check_writable(Path(name))
+                    with fileio.locked(Path(name)):
+                        pass  # another pedit on it: said now, not after loading the model
+            except PeditError as exc:
+                self.code = max(self.code, self.fail(name, exc))
+                continue
+            if source.text.strip():
+                keep.append(name)
+            else:
+                self._empty(source)
+        return keep
+
+    def _read(self, name: str) -> fileio.Source:
+        if name != "-":
+            return fileio.read(Path(name), force=self.inv.force)
+        if self._stdin is None:
+            self._stdin = fileio.decode(sys.stdin.buffer.read(), self.inv.stdin_filename or "stdin")
+        return self._stdin
+
+    def _empty(self, source: fileio.Source) -> None:
+        what = "summarize" if self.kind == "summary" else "rewrite"
+        self.say(source.name, f"empty, nothing to {what}; the model was not called")
+        self.results.append({"file": source.name, "changed": False, "written": False, "empty": True})
+        if self.mode == WriteBack.STDOUT and self.kind != "summary":
+            sys.stdout.buffer.write(source.encode(source.text))  # a filter passes it through
+            sys.stdout.flush()
+
+    def one(self, job: Job, name: str) -> int:
+        before = len(self.results)
+        try:
+            with fileio.locked(Path(name)) if self.writes else contextlib.nullcontext():
+                return self._one(job, name)
+        except ModelError:
+            raise
+        except PeditError as exc:  # a refused rewrite has its record (with its figures) already
+            return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
+
+    def _one(self, job: Job, name: str) -> int:
+        source = self._read(name)  # again: what is written must be checked against this
+        expected = len(job.backend.tokenize(source.text)) if self.kind == "rewrite" else None
+        # a summary in one run streams to stdout as it is written (the live view: status only)
+        stream = self.kind == "summary" and self.mode != WriteBack.JSON
+        stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
+        sink = StrippedStream() if stream else None
+        show = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
+        view = LiveView(self.err, show_text=show, expected=expected)
+
+        def render(events, label: str):
+            finished = view.run(sink.tee(events) if sink else events, label)
+            self.err.print(f"[dim]pedit: {label}: {stats_line(finished.stats)}[/]", highlight=False)
+            return finished
+
+        run = job.summarize if self.kind == "summary" else job.rewrite
+        outcome = run(source.text, source.name, render)
+        if len(outcome.stats) > 1:
+            self.err.print(
+                f"[dim]pedit: {source.name} in all: {stats_line(outcome.total())}[/]", highlight=False
+            )
+        if self.kind == "summary":
+            return self._summary(source, outcome, sink)
+        return self._rewrite(source, outcome)
+
+    def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
+        if self.mode == WriteBack.JSON:
+            self.results.append(
+                {"file": source.name, "summary": outcome.text, "stats": outcome.total().to_dict()}
+            )
+        elif sink:
+            sink.close()  # what was streamed is outcome.text: the answer, stripped, and a newline
+        else:
+            click.echo(outcome.text, nl=False)
+        return ExitCode.OK
+
+    def _rewrite(self, source: fileio.Source, outcome: Outcome) -> int:
+        old_text = source.render(source.text)
+        new_text = source.render(outcome.text)
+        changed = new_text != old_text
+        refused = guard.reason(self.inv.command, source.name, source.text, outcome.text) if changed else None
+        lines = unified_diff(old_text, new_text, source.name)
+        record = {
+            "file": source.name,
+            "changed": changed,
+            "written": False,
+            "stats": outcome.total().to_dict(),
+        }
+        if refused:
+            record["refused"] = refused
+        self.results.append(record)
+        if self.mode == WriteBack.JSON:
+            record["text"] = new_text
+            record["diff"] = "".join(lines)
+        elif self.mode == WriteBack.STDOUT:
+            if refused and not self.inv.force:
+                raise _unsafe(source, refused)
+            sys.stdout.buffer.write(source.encode(outcome.text))
+            sys.stdout.flush()
+        elif not changed:
+            self.say(source.name, "no changes")
+        elif self.mode == WriteBack.DIFF:
+            print_diff(lines)
+            if refused:
+                self.say(source.name, f"{refused}: pedit would not write it without --force")
+        elif self.mode == WriteBack.CHECK:
+            if refused:
+                raise RefusedError(f"{source.name}: would change, but {refused}; it would not be written")
+            self.say(source.name, "would change")
+            return ExitCode.CHANGED
+        elif refused and not self.inv.force:
+            if self.mode == WriteBack.ASK:
+                print_diff(lines)
+            raise _unsafe(source, refused)
+        elif self.mode == WriteBack.YES or self._confirm(lines, source):
+            fileio.write(source, outcome.text)
+            record["written"] = True
+            self.say(source.name, "written" + (f" (forced: {refused})" if refused else ""))
+        return ExitCode.OK
+
+    def _confirm(self, lines: list[str], source: fileio.Source) -> bool:
+        print_diff(lines)
+        return click.confirm(f"Apply to {source.path}?", default=False, err=True)
+
+    def write_stats(self, path: Path, settings: config.Settings, template) -> None:
+        data = {
+            "model": settings.get("model"),
+            "backend": self.backend or settings.get("backend"),
+            "speculate": settings.get("speculate"),
+            "drafters": list(self.inv.drafters),
+            "draft_max": settings.get("draft_max"),
+            "keep_bias": template.bias(settings.get("keep_bias")),
+            "spelling": template.spelling if settings.get("spelling") is None else settings.get("spelling"),
+            "temperature": self.inv.sampling.temperature,
+            "seed": self.inv.sampling.seed,
+            "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],
+        }
+        if len(data["files"]) == 1:  # one file: its figures at the top level too
+            data.update(data["files"][0])
+        try:
+            path.write_text(json.dumps(data, indent=2) + "\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write --stats-json {path}: {exc.strerror}") from exc
+
+
+def _unsafe(source: fileio.Source, refused: str) -> RefusedError:
+    return RefusedError(f"{source.name}: {refused}; nothing written (--force to write it anyway)", True)
+
+
+class StrippedStream:
+    """A summary's text to stdout as it is generated, written as `text.strip() + "\\n"`
+    (what Job.summarize returns) reads: leading whitespace dropped, trailing whitespace
+    held back until more text follows it."""
+
+    def __init__(self, write: Callable[[str], object] | None = None):
+        self._write = write or _stdout
+        self.started, self.held = False, ""
+
+    def tee(self, events: Iterator[Event]) -> Iterator[Event]:
+        for ev in events:
+            if isinstance(ev, TokenGenerated | TokensAccepted):
+                self.write(ev.text)
+            yield ev
+
+    def write(self, text: str) -> None:
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return
+            self.started = True
+        body = text.rstrip()
+        if body:
+            self._write(self.held + body)
+            self.held = text[len(body) :]
+        else:
+            self.held += text
+
+    def close(self) -> None:
+        self._write("\n")
+
+
+def _stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

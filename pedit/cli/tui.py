@@ -1,0 +1,72 @@
+"""`pedit tui FILE` (and `pedit FILE`): the interactive session (pedit/tui/)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import UsageError
+from . import options as o
+
+
+def tui_command(
+    file: Annotated[Path, typer.Argument(help="The file to edit.", show_default=False)],
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    system: Annotated[
+        str | None,
+        typer.Option(help="Replace the system prompt for this session.", rich_help_panel=o.DECODING),
+    ] = None,
+    temperature: o.Temperature = 0.0,
+    top_k: o.TopK = 0,
+    top_p: o.TopP = 1.0,
+    seed: o.Seed = 0,
+    keep_bias: Annotated[
+        float | None, typer.Option(help="As for `pedit edit`. [default: 0]", rich_help_panel=o.DECODING)
+    ] = None,  # free-form turns: no template's bias
+    speculate: o.Speculate = None,
+    draft_max: o.DraftMax = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Allow saving a hard-linked file, and what the guard refuses.",
+            rich_help_panel=o.OUTPUT,
+            show_default=False,
+        ),
+    ] = False,
+):
+    """Edit FILE interactively (also `pedit FILE`).
+
+    Type an instruction, watch the rewrite stream in, accept it whole or hunk by hunk,
+    and go on; each answer is the draft of the next, and the model keeps the
+    conversation in its cache, so later turns start faster.
+
+    `pedit FILE` (a file and no command) does the same. Keys: F1 in the app.
+    """
+    from ..app import config
+    from ..app.calibration import model_loader
+    from ..app.jobs import EngineOptions
+    from ..tui.app import PeditApp
+
+    chosen = o.sampling(temperature, top_k, top_p, seed)
+    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads}
+    settings = config.resolve(
+        {**given, "speculate": speculate, "draft_max": draft_max, "keep_bias": keep_bias}
+    )
+    speculate = settings.get("speculate")
+
+    load = model_loader(settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate)
+    engine = EngineOptions(
+        None, chosen, speculate, draft_max=settings.get("draft_max"), keep_bias=settings.get("keep_bias")
+    )
+    app = PeditApp(
+        file, load=load, model=settings.get("model"), options=engine, system=system, force=force
+    )  # reads FILE: a missing, binary or read-only file is refused here
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
+    sys.exit(app.run() or 0)

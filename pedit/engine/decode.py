@@ -1,0 +1,182 @@
+"""Plain decoding, and what every decoding loop shares. Generators of events; no I/O.
+
+    prefill(prompt) -> logits of the last prompt position          # one forward pass
+    repeat: token = sample(logits); stop on EOS / max_tokens / fence / full context;
+            logits = eval([token])                                   # one pass per token
+
+Plain decoding is the baseline every accelerated path must reproduce exactly. The
+speculative loop (speculative.py) replaces the one-token step with draft-and-verify and
+shares `Emitter` (what emitting a token means, stop conditions included) and `Tracker`
+(the run's figures) with it, so both stop at exactly the same token.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backends import Backend, ContextFull, TextStream
+from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated
+from .costmodel import CostModel
+from .keepbias import KeepBias
+from .prompt import FenceStream
+from .sampling import Sampling, sample
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    max_tokens: int = 4096
+    sampling: Sampling = field(default_factory=Sampling)
+
+    def __post_init__(self):
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be >= 1")
+
+
+class PromptTooLong(ContextFull):
+    pass
+
+
+def prefill(backend: Backend, prompt: Sequence[int], reuse: Sequence[int] = ()) -> tuple[np.ndarray, int]:
+    """Start the sequence `prompt`: (logits [n_vocab] for the token after it, prompt tokens
+    reused). `reuse` is what the backend's cache holds now (its first n_past tokens, or a
+    prefix of them): the longest prefix it shares with `prompt` stays in the cache and only
+    the rest is evaluated, at least one token (its logits are needed). A session's next
+    turn shares the conversation so far, so its prefill is short."""
+    if len(prompt) >= backend.n_ctx:
+        raise PromptTooLong(0, len(prompt), backend.n_ctx)
+    keep = min(common_prefix(reuse, prompt), len(prompt) - 1, backend.n_past)
+    backend.truncate(keep)
+    return backend.eval(prompt[keep:], n_logits=1)[0], keep
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x, y = np.asarray(a[:n]), np.asarray(b[:n])
+    differ = np.flatnonzero(x != y)
+    return int(differ[0]) if differ.size else n
+
+
+class Emitter:
+    """Emitting a token: its text (UTF-8 safe, filtered through the closing fence) and
+    whether the run must stop after it ("fence", "max_tokens")."""
+
+    def __init__(self, backend: Backend, max_tokens: int, until: FenceStream | None):
+        self.tokens: list[int] = []
+        self.stop: str | None = None
+        self._pieces: list[str] = []
+        self._stream = TextStream(backend)
+        self._until = until
+        self._max = max_tokens
+
+    def emit(self, token: int) -> str:
+        self.tokens.append(token)
+        text = self._stream.push(token)
+        if self._until is not None:
+            text = self._until.feed(text)
+            if self._until.closed:
+                self.stop = "fence"
+        if self.stop is None and len(self.tokens) >= self._max:
+            self.stop = "max_tokens"
+        self._pieces.append(text)
+        return text
+
+    def finish(self) -> str:
+        """All the text: what emit() returned plus what was held back until the end."""
+        tail = self._stream.flush()
+        if self._until is not None:
+            tail = self._until.feed(tail) + self._until.close()
+            if self._until.closed:  # closed by its last line (held until the end)
+                self.stop = "fence"
+        self._pieces.append(tail)
+        return "".join(self._pieces)
+
+
+class Tracker:
+    """The run's figures. The plain-step time behind `speedup` is measured in this run:
+    the median of its own one-token passes when there are a few, otherwise the cost
+    model's t(1) scaled by how this run's passes compared with the cost model."""
+
+    def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
+        self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
+        self.start = time.perf_counter()
+        self.passes = 1
+        self.accepted = self.rejected = 0
+        self.by_drafter: dict[str, int] = {}
+        self._plain: list[float] = []  # seconds of one-token passes
+        self._drift: list[float] = []  # observed / predicted seconds of every pass
+
+    def step(self, k: int, accepted: int, rejected: int, seconds: float, source: str = "") -> None:
+        """One forward pass over 1 + k tokens (k drafted) taking `seconds`."""
+        self.passes += 1
+        self.accepted += accepted
+        self.rejected += rejected
+        if accepted:
+            self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
+        if k == 0:
+            self._plain.append(seconds)
+        if self.cost is not None:
+            self._drift.append(seconds / self.cost.cost(k + 1))
+
+    def plain_step(self) -> float | None:
+        if len(self._plain) >= 3:
+            return statistics.median(self._plain)
+        if self.cost is not None and self._drift:
+            return self.cost.cost(1) * statistics.median(self._drift)
+        return statistics.median(self._plain) if self._plain else None
+
+    def snapshot(self, completion_tokens: int, stop: str = "") -> Stats:
+        decode = time.perf_counter() - self.start
+        plain = self.plain_step()
+        return Stats(
+            self.prompt_tokens, completion_tokens, self.passes, self.prefill_seconds, decode, stop,
+            self.accepted, self.rejected, dict(self.by_drafter), plain,
+            completion_tokens * plain / decode if plain and decode > 0 else None,
+        )  # fmt: skip
+
+
+def generate(
+    backend: Backend,
+    prompt: Sequence[int],
+    options: DecodeOptions = DecodeOptions(),
+    *,
+    until: FenceStream | None = None,
+    rng: np.random.Generator | None = None,
+    reuse: Sequence[int] = (),
+    keep: KeepBias | None = None,
+) -> Iterator[Event]:
+    """Plain decoding. `until` filters the text and ends the run at the closing fence;
+    `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill;
+    `keep`: a keep-bias on the file's next token (keepbias.py)."""
+    rng = rng if rng is not None else np.random.default_rng(options.sampling.seed)
+    t0 = time.perf_counter()
+    logits, reused = prefill(backend, prompt, reuse)
+    tracker = Tracker(len(prompt), time.perf_counter() - t0)
+    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
+    out = Emitter(backend, options.max_tokens, until)
+    while True:
+        token = sample(keep.bias(logits, [keep.target]) if keep else logits, options.sampling, rng)
+        if token in backend.eos_ids:
+            out.stop = "eos"
+            break
+        if keep:
+            keep.advance([token])
+        yield TokenGenerated(token, out.emit(token))
+        if out.stop:
+            break
+        if backend.n_past >= backend.n_ctx:
+            out.stop = "context"
+            break
+        t = time.perf_counter()
+        logits = backend.eval([token], n_logits=1)[0]
+        tracker.step(0, 0, 0, time.perf_counter() - t)
+        yield Progress(tracker.snapshot(len(out.tokens)))
+    text = out.finish()
+    yield Finished(tuple(out.tokens), text, tracker.snapshot(len(out.tokens), out.stop))

@@ -1,0 +1,101 @@
+"""An edit request to decoder events: the one place shells go through to run a rewrite.
+
+    EditRequest -> build_prompt -> plain or speculative decoding (until the closing fence)
+
+With speculation, the request's own text is the predicted-output draft, and prompt lookup
+and the n-gram drafter fill in where the output departs from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from ..backends import Backend
+from ..events import Event
+from ..request import EditRequest
+from .costmodel import CostModel, measure
+from .decode import DecodeOptions, generate
+from .drafters.compose import Composite, priors
+from .drafters.ngram import NGramDrafter
+from .drafters.predicted import PredictedOutput
+from .drafters.prompt_lookup import PromptLookup
+from .keepbias import KeepBias
+from .planner import Acceptance, CostPlanner, FixedPlanner
+from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
+from .sampling import Sampling
+from .speculative import speculative_generate
+
+DRAFTERS = ("predicted", "lookup", "ngram")
+SPECULATE = ("auto", "fixed", "off")
+
+
+def default_max_tokens(backend: Backend, text: str) -> int:
+    """Room for a rewrite twice as long as the file, plus a margin for what a short file
+    may grow into (an instruction can ask for new text)."""
+    return 2 * len(backend.tokenize(text)) + 1024
+
+
+def make_drafters(names: Sequence[str], prompt: Prompt) -> list:
+    """Drafters by name, predicted output first (it is the primary when present)."""
+    unknown = set(names) - set(DRAFTERS)
+    if unknown or not names:
+        raise ValueError(f"drafters must be a non-empty subset of {', '.join(DRAFTERS)}")
+    make = {
+        "predicted": lambda: PredictedOutput(prompt.draft, start=len(prompt.tokens)),
+        "lookup": PromptLookup,
+        "ngram": NGramDrafter,
+    }
+    return [make[name]() for name in DRAFTERS if name in names]
+
+
+def edit_events(
+    backend: Backend,
+    req: EditRequest,
+    *,
+    max_tokens: int | None = None,
+    sampling: Sampling | None = None,
+    speculate: str = "auto",
+    drafters: Sequence[str] = DRAFTERS,
+    draft_max: int = 64,
+    cost: CostModel | None = None,
+    rng: np.random.Generator | None = None,
+    kind: str = "rewrite",
+    reuse: Sequence[int] = (),
+    keep_bias: float = 0.0,
+) -> Iterator[Event]:
+    """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
+    of new text about the file (kind "summary": no predicted draft). speculate: "off"
+    (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
+    picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
+    holds (a session's previous turn), whose prefix shared with the prompt is kept.
+    keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
+    the same for every speculate mode."""
+    if speculate not in SPECULATE:
+        raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
+    if kind == "summary":
+        prompt, until = build_summary_prompt(backend, req), None
+        drafters = [d for d in drafters if d != "predicted"] or ["lookup", "ngram"]
+    else:
+        prompt = build_prompt(backend, req)
+        until = FenceStream(prompt.fence, req.text)
+    room = max(1, backend.n_ctx - len(prompt.tokens))
+    limit = max_tokens or min(default_max_tokens(backend, req.text), room)
+    options = DecodeOptions(limit, sampling or Sampling())
+    keep = KeepBias(keep_bias, prompt.draft, prompt.tokens) if keep_bias and kind != "summary" else None
+    if speculate == "off":
+        return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse, keep=keep)
+    chosen = make_drafters(drafters, prompt)
+    acceptance = Acceptance(priors(chosen))
+    composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
+    if speculate == "fixed":
+        planner = FixedPlanner()
+    else:
+        if cost is None:
+            cost, reuse = measure(backend), ()  # measuring fills the cache with other tokens
+        planner = CostPlanner(cost, acceptance)
+    return speculative_generate(
+        backend, prompt.tokens, options, composite, planner, acceptance,
+        draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
+    )  # fmt: skip

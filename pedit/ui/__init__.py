@@ -1,0 +1,1 @@
+"""Rendering for terminals: the provenance styles, the live view, diffs and figures."""

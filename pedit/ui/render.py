@@ -1,0 +1,85 @@
+"""Terminal output with rich: progress for model work, the stats line, the diff."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from ..events import Stats
+
+
+class RichReporter:
+    """models.progress.Reporter on a rich console (stderr): a bar, or a spinner when the
+    work has no measurable progress; a plain "done" line when the console is not a tty."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    @contextmanager
+    def task(
+        self, description: str, total: int | None = None, unit: str = "bytes"
+    ) -> Iterator[Callable[[int], None]]:
+        if not self.console.is_terminal:  # a log, not a screen: one line when done
+            yield lambda done: None
+            self.console.print(f"pedit: {description}: done", highlight=False)
+            return
+        columns = [SpinnerColumn(), TextColumn("{task.description}")]
+        if total is not None:
+            columns += [BarColumn(), DownloadColumn() if unit == "bytes" else MofNCompleteColumn()]
+            columns += [TimeRemainingColumn()]
+        columns += [TimeElapsedColumn()]
+        with Progress(*columns, console=self.console, transient=True) as progress:
+            task = progress.add_task(description, total=total)
+            yield lambda done: progress.update(task, completed=done)
+
+
+def stats_line(stats: Stats) -> str:
+    speed = f"{stats.decode_tokens_per_second:.1f} tok/s"
+    if stats.speedup is not None:
+        speed += f", {stats.speedup:.2f}x plain"
+    parts = [f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s ({speed})"]
+    if stats.accepted_prediction_tokens or stats.rejected_prediction_tokens:
+        by = ", ".join(f"{k} {v}" for k, v in sorted(stats.accepted_by_drafter.items()))
+        parts.append(
+            f"drafts: {stats.accepted_prediction_tokens} accepted ({by}), "
+            f"{stats.rejected_prediction_tokens} rejected"
+        )
+    parts += [
+        f"{stats.forward_passes} forward passes",
+        f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "
+        f"({stats.prefill_tokens_per_second:.0f} tok/s)",
+        f"stop: {stats.stop_reason}",
+    ]
+    return "; ".join(parts)
+
+
+def unified_diff(old: str, new: str, name: str) -> list[str]:
+    return list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    )
+
+
+def print_diff(lines: list[str], file=None) -> None:
+    """The diff on stdout (or `file`), coloured on a terminal, never re-wrapped."""
+    console = Console(file=file, soft_wrap=True)
+    styles = {"+++": "bold", "---": "bold", "@@": "cyan", "+": "green", "-": "red"}
+    for line in lines:
+        style = next((s for p, s in styles.items() if line.startswith(p)), "")
+        text = line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        console.print(Text(text, style=style), end="")

@@ -1,0 +1,32 @@
+"""The provenance styles, in one place for every shell (the live view, the session).
+
+They survive NO_COLOR and both terminal themes because each has a text attribute of its
+own besides its colour: tokens copied from the file are dim (green), tokens the model
+generated are bold (magenta), tokens drafted by prompt lookup or the n-gram model are
+underlined (cyan).
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+STYLES = {
+    "predicted": Style(dim=True, color="green"),
+    "generated": Style(bold=True, color="magenta"),
+    "lookup": Style(underline=True, color="cyan"),
+    "ngram": Style(underline=True, color="cyan"),
+}
+LEGEND = [
+    ("copied from the file", "predicted"),
+    ("generated", "generated"),
+    ("drafted by lookup/n-grams", "lookup"),
+]
+
+
+def legend() -> Text:
+    text = Text("pedit: ")
+    for i, (words, style) in enumerate(LEGEND):
+        text.append(words, STYLES[style])
+        text.append("  " if i < len(LEGEND) - 1 else "")
+    return text
