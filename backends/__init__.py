@@ -29,4 +29,29 @@ def open_backend(kind: str, path=None, **options) -> Backend:
     raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(KINDS)}")
 
 
-__all__ = ["KINDS", "Backend", "BackendError", "Capabilities", "ContextFull", "TextStream", "open_backend"]
+def device(kind: str) -> str:
+    """Where a backend of this kind would run its model on this machine, without loading
+    one: "cpu", "gpu (...)" for a llama.cpp build with offload (CUDA, Metal, ...), "cuda
+    (GPU name)" for torch with CUDA; "not installed" when its library is missing."""
+    try:
+        if kind == "llama.cpp":
+            from .llama_cpp import device as which
+        elif kind == "transformers":
+            from .transformers import device as which
+        else:
+            return "cpu"
+        return which()
+    except ImportError:
+        return "not installed"
+
+
+__all__ = [
+    "KINDS",
+    "device",
+    "Backend",
+    "BackendError",
+    "Capabilities",
+    "ContextFull",
+    "TextStream",
+    "open_backend",
+]

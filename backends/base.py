@@ -5,8 +5,8 @@ the logits of the last few positions it appended, and rolls the cache back with 
 when a draft was rejected. Everything is in token ids (plain ints); text only crosses the
 boundary in `tokenize`, `token_bytes` and the chat template.
 
-Imports only the standard library and numpy: the heavy libraries live in the backend
-modules and are imported when a backend is loaded, never when pedit starts.
+Imports only the standard library (numpy for type hints only): the heavy libraries live in
+the backend modules and are imported when a backend is loaded, never when pedit starts.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # the protocol's arrays; importing pedit.backends loads no numpy
+    import numpy as np
 
 
 @dataclass(frozen=True)

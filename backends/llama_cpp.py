@@ -37,6 +37,14 @@ def _free(L, model, ctx, batch) -> None:
     L.llama_model_free(model)
 
 
+def device() -> str:
+    """'gpu (offload)' when this llama-cpp-python build can offload layers (built with
+    CMAKE_ARGS="-DGGML_CUDA=on", Metal on macOS...), else 'cpu'."""
+    import llama_cpp as L
+
+    return "gpu (offload)" if L.llama_supports_gpu_offload() else "cpu"
+
+
 class LlamaCppBackend:
     name = "llama.cpp"
 

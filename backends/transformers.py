@@ -56,6 +56,15 @@ def token_byte_table(tokenizer) -> list[bytes]:
     return table
 
 
+def device() -> str:
+    """'cuda (GPU name)' when torch sees a CUDA device (a CUDA build of torch), else 'cpu'."""
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)})"
+    return "cpu"
+
+
 class TransformersBackend:
     name = "transformers"
 

@@ -48,6 +48,7 @@ def test_quick_on_reference_runs_every_configuration_losslessly(quick_reference)
     per_task = {t: len(PEDIT_CONFIGS) - (kinds[t] == "summary") for t in quick}  # no file draft
     assert len(runs) == sum(per_task.values()) * 2
     assert all(r["same"] for r in runs)  # the reference backend is exactly lossless
+    assert result["device"] == "cpu"  # a run says where the model ran
     for task in quick:
         by = {(r["config"], r["repeat"]): r for r in runs if r["task"] == task}
         plain = by[("plain", 0)]
@@ -146,7 +147,8 @@ def test_unknown_task_is_a_usage_error():
 
 
 def test_a_disturbed_baseline_is_flagged_and_left_out_of_the_goals():
-    from pedit.bench.report import disturbed_tasks, goals
+    from pedit.bench.cells import disturbed_tasks
+    from pedit.bench.goals import goals
     from pedit.bench.run import BackendResult, Run
     from pedit.engine.costmodel import CostModel
 

@@ -58,11 +58,13 @@ def test_help_lists_commands_and_exit_codes():
     assert invoke("--version").output.strip() == "pedit, version 0.1.0"
 
 
-def test_help_does_not_import_the_heavy_libraries():
+@pytest.mark.parametrize("args", [[], ["fix"], ["models", "pull"], ["hook", "run"], ["bench"], ["tui"]])
+def test_help_does_not_import_the_heavy_libraries(args):
     code = (
-        "import sys; from pedit.cli.app import main; sys.argv = ['pedit', '--help']\n"
+        f"import sys; from pedit.cli.app import main; sys.argv = ['pedit', *{args!r}, '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = {'torch', 'transformers', 'llama_cpp'} & set(sys.modules)\n"
+        "heavy = {'numpy', 'torch', 'transformers', 'llama_cpp', 'textual'}\n"
+        "heavy &= {m.split('.')[0] for m in sys.modules}\n"
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
@@ -91,6 +93,7 @@ def test_modes_diff_check_json_yes(essay):
     data = json.loads(invoke("fix", essay, "--json", *REF, *CHANGE).stdout)
     assert data[0]["changed"] and not data[0]["written"] and data[0]["text"] == fin.text
     assert data[0]["stats"]["completion_tokens"] == fin.stats.completion_tokens
+    assert (data[0]["backend"], data[0]["device"]) == ("reference", "cpu")  # where it ran
     assert essay.read_text() == ESSAY  # none of these wrote
     yes = invoke("fix", essay, "-y", *REF, *CHANGE)
     assert yes.exit_code == 0 and "essay.md: written" in yes.stderr
@@ -230,6 +233,7 @@ def test_speculation_flags_never_change_the_output(essay, tmp_path):
     assert off["accepted_prediction_tokens"] == 0 and off["forward_passes"] == off["completion_tokens"] + 1
     assert fixed["forward_passes"] < off["forward_passes"] and fixed["accepted_prediction_tokens"] > 0
     assert fixed["speculate"] == "fixed" and fixed["draft_max"] == 4 and fixed["backend"] == "reference"
+    assert fixed["device"] == "cpu"
     for key in ("prompt_tokens", "completion_tokens", "accepted_prediction_tokens",
                 "rejected_prediction_tokens", "accepted_by_drafter", "prefill_seconds",
                 "decode_seconds", "decode_tokens_per_second", "speedup"):  # fmt: skip

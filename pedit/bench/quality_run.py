@@ -5,7 +5,7 @@ the file as it was), and time each run.
 A configuration is written `MODEL[@BACKEND][+VARIANT...]`: a model pedit knows, the
 backend (llama.cpp by default), and variants (levers.py) such as `plain` (no
 speculation: the speed baseline, whose output must be the same) or a prompt. The name
-`spellcheck` is the non-LLM baseline (pedit/spelling.py).
+`spellcheck` is the non-LLM baseline (pedit/app/spelling.py).
 """
 
 from __future__ import annotations

@@ -87,13 +87,14 @@ class BackendResult:
     cost: CostModel
     runs: list[Run] = field(default_factory=list)
     sampled: list[Sampled] = field(default_factory=list)
+    device: str = ""  # where the model ran (Capabilities.device); "" in runs saved before it was kept
 
     def to_dict(self) -> dict:
         return {
             "backend": self.backend, "model": self.model, "versions": self.versions,
             "cost": {"sizes": list(self.cost.sizes), "seconds": list(self.cost.seconds)},
             "limit": self.cost.limit(), "runs": [asdict(r) for r in self.runs],
-            "sampled": [asdict(s) for s in self.sampled],
+            "sampled": [asdict(s) for s in self.sampled], "device": self.device,
         }  # fmt: skip
 
     @classmethod
@@ -101,7 +102,7 @@ class BackendResult:
         cost = CostModel(tuple(d["cost"]["sizes"]), tuple(d["cost"]["seconds"]))
         runs = [Run(**r) for r in d["runs"]]
         sampled = [Sampled(**s) for s in d.get("sampled", ())]
-        return cls(d["backend"], d["model"], d["versions"], cost, runs, sampled)
+        return cls(d["backend"], d["model"], d["versions"], cost, runs, sampled, d.get("device", ""))
 
 
 def machine() -> dict:
@@ -140,7 +141,9 @@ def run_backend(
     """Every task x configuration x repeat on one loaded backend; then, for `seeds` seeds,
     plain decoding and pedit sampling with that seed (SAMPLING), outputs compared."""
     cost = cost or measure(backend)
-    result = BackendResult(backend.name, model, versions(backend.name), cost)
+    result = BackendResult(
+        backend.name, model, versions(backend.name), cost, device=backend.capabilities.device
+    )
     peer = open_peer(backend) if with_peers else None
     peer_k = dict(PEERS.get(backend.name, ())) if peer else {}
     names = [c for c in configs(backend.name, with_peers) if c in PEDIT_CONFIGS or c in peer_k]

@@ -15,16 +15,25 @@ def config_command():
     """Show the effective settings and where each came from."""
     settings = config.resolve({})
     console = Console(soft_wrap=True)
+    unset = {"threads": "(all usable CPUs)"}  # keep_bias, spelling, chunk_tokens: the command's
     for key, setting in settings.values.items():
-        value = "(all usable CPUs)" if setting.value is None else str(setting.value)
-        console.print(f"{key:<10} {value:<20} from {setting.source}", highlight=False)
+        value = unset.get(key, "(the command's)") if setting.value is None else str(setting.value)
+        console.print(f"{key:<12} {value:<20} from {setting.source}", highlight=False)
     for name, (_, source) in settings.templates.items():
-        console.print(f"{'template':<10} {name:<20} from {source}", highlight=False)
+        console.print(f"{'template':<12} {name:<20} from {source}", highlight=False)
+    console.print(f"{'devices':<12} {devices_line()}", highlight=False)
     console.print(f"user config file: {config.user_config_path()}", highlight=False)
     project = config.project_config_path()
     console.print(
         f"project config: {project} [tool.pedit]" if project else "project config: none", highlight=False
     )
+
+
+def devices_line() -> str:
+    """Where each backend would run here (docs/install.md: a GPU build of each)."""
+    from ..backends import device
+
+    return " · ".join(f"{kind}: {device(kind)}" for kind in ("llama.cpp", "transformers"))
 
 
 def templates_command(

@@ -14,6 +14,7 @@ from ..app import config
 from ..models import assemble
 from ..models.cachefile import warn_stderr
 from ..ui.render import RichReporter
+from .config import devices_line
 
 STATE = {
     "ready": "[green]ready[/]",
@@ -58,6 +59,7 @@ def list_models():
         console.print(f"[red]{line}[/]", soft_wrap=True, highlight=False)
     console.print(f"default model: [bold]{default.value}[/] (from {default.source})", highlight=False)
     console.print(f"model cache: {where}", highlight=False)
+    console.print(f"devices: {devices_line()}", highlight=False)
     console.print(f"config file: {config.user_config_path()}", highlight=False)
     console.print(
         "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "

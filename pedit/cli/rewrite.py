@@ -107,7 +107,7 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
         settings.get("model"), settings.get("backend"), reporter,
         n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
     )  # fmt: skip
-    shell.backend = backend.name
+    shell.backend, shell.device = backend.name, backend.capabilities.device
     try:
         speculate = settings.get("speculate")
         cost = None
@@ -126,7 +126,7 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
             backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")
         )
         if shell.err.is_terminal and shell.mode != WriteBack.JSON:
-            shell.err.print(legend())
+            shell.err.print(legend(f"{settings.get('model')} on {backend.name} ({shell.device})"))
         return max(shell.one(job, f) for f in files)
     finally:
         backend.close()
@@ -139,7 +139,7 @@ class Shell:
         self.err, self.mode, self.inv, self.kind = err, mode, inv, kind
         self.results: list[dict] = []
         self.code = int(ExitCode.OK)
-        self.backend = ""
+        self.backend = self.device = ""
         self._stdin: fileio.Source | None = None
 
     @property
@@ -230,7 +230,13 @@ class Shell:
     def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
         if self.mode == WriteBack.JSON:
             self.results.append(
-                {"file": source.name, "summary": outcome.text, "stats": outcome.total().to_dict()}
+                {
+                    "file": source.name,
+                    "summary": outcome.text,
+                    "stats": outcome.total().to_dict(),
+                    "backend": self.backend,
+                    "device": self.device,
+                }  # fmt: skip
             )
         elif sink:
             sink.close()  # what was streamed is outcome.text: the answer, stripped, and a newline
@@ -249,6 +255,8 @@ class Shell:
             "changed": changed,
             "written": False,
             "stats": outcome.total().to_dict(),
+            "backend": self.backend,
+            "device": self.device,
         }
         if refused:
             record["refused"] = refused
@@ -290,6 +298,7 @@ class Shell:
         data = {
             "model": settings.get("model"),
             "backend": self.backend or settings.get("backend"),
+            "device": self.device or None,
             "speculate": settings.get("speculate"),
             "drafters": list(self.inv.drafters),
             "draft_max": settings.get("draft_max"),

@@ -1,2 +1,2 @@
 """The git pre-commit hook: rules (rules.py), git plumbing (git.py), the run (run.py),
-the result cache (cache.py), native install (install.py). Shell: pedit/hook_cmd.py."""
+the result cache (cache.py), native install (install.py). Shell: pedit/cli/hook.py."""

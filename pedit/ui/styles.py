@@ -24,8 +24,9 @@ LEGEND = [
 ]
 
 
-def legend() -> Text:
-    text = Text("pedit: ")
+def legend(where: str = "") -> Text:
+    """The first line of a run on a terminal: what runs where, and the styles' meaning."""
+    text = Text(f"pedit: {where} · " if where else "pedit: ")
     for i, (words, style) in enumerate(LEGEND):
         text.append(words, STYLES[style])
         text.append("  " if i < len(LEGEND) - 1 else "")
