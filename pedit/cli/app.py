@@ -9,6 +9,7 @@ refused (an incomplete answer, or the write guard), 70 internal error, 130 inter
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -123,14 +124,14 @@ def main_options(
     """
 
 
-def _run(command: str, files: list[str], instruction: str | None, given: dict) -> None:
+def _run(command: str, given: dict) -> None:
     from .rewrite import Invocation, run
 
     mode = o.write_back(**{k: given.get(k, False) for k in ("yes", "diff", "check", "stdout", "json")})
     keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling")
     inv = Invocation(
-        command, tuple(files), instruction, mode, given.get("force", False), given["system"],
-        {k: given[k] for k in keys}, given["max_tokens"],
+        command, tuple(given["files"]), given.get("instruction"), mode, given.get("force", False),
+        given["system"], {k: given[k] for k in keys}, given["max_tokens"],
         o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
         given["drafters"], given["stats_json"], given.get("stdin_filename"),
     )  # fmt: skip
@@ -139,131 +140,74 @@ def _run(command: str, files: list[str], instruction: str | None, given: dict) -
         sys.exit(code)
 
 
-@app.command()
-def fix(
-    files: o.Files,
-    yes: o.Yes = False,
-    diff: o.Diff = False,
-    check: o.Check = False,
-    stdout: o.Stdout = False,
-    json: o.Json = False,
-    force: o.Force = False,
-    stdin_filename: o.StdinFilename = None,
-    stats_json: o.StatsJson = None,
-    model: o.Model = None,
-    backend: o.Backend = None,
-    n_ctx: o.NCtx = None,
-    threads: o.Threads = None,
-    system: o.System = None,
-    max_tokens: o.MaxTokens = None,
-    temperature: o.Temperature = 0.0,
-    top_k: o.TopK = 0,
-    top_p: o.TopP = 1.0,
-    seed: o.Seed = 0,
-    keep_bias: o.KeepBias = None,
-    speculate: o.Speculate = None,
-    drafters: o.Drafters = "predicted,lookup,ngram",
-    draft_max: o.DraftMax = None,
-    spelling: o.Spelling = None,
-):
+# fix, refactor, summarize and edit take the same options; each (name, annotation, default),
+# in --help's order. Typer reads a command's options from its signature, so each command
+# below is a function with this signature (inspect.Signature), not four copies of it.
+OUTPUT = [
+    ("yes", o.Yes, False), ("diff", o.Diff, False), ("check", o.Check, False),
+    ("stdout", o.Stdout, False), ("json", o.Json, False), ("force", o.Force, False),
+]  # fmt: skip
+SUMMARY_JSON = typer.Option(
+    "--json", help="Print the summaries and figures as JSON.", rich_help_panel=o.OUTPUT, show_default=False
+)
+SUMMARY_OUTPUT = [("json", Annotated[bool, SUMMARY_JSON], False)]
+COMMON = [
+    ("stdin_filename", o.StdinFilename, None), ("stats_json", o.StatsJson, None),
+    ("model", o.Model, None), ("backend", o.Backend, None), ("n_ctx", o.NCtx, None),
+    ("threads", o.Threads, None),
+    ("system", o.System, None), ("max_tokens", o.MaxTokens, None), ("temperature", o.Temperature, 0.0),
+    ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
+    ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),
+    ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None),
+]  # fmt: skip
+
+
+def _command(name: str, doc: str, *, instruction: bool, output: list) -> None:
+    """Register `pedit NAME FILES... [INSTRUCTION] [options]` running the NAME template."""
+    params = [("files", o.Files, inspect.Parameter.empty)]
+    params += [("instruction", o.Instruction, inspect.Parameter.empty)] if instruction else []
+    params += output + COMMON
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+    def command(**given) -> None:
+        _run(name, given)
+
+    command.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, kind, annotation=a, default=d) for n, a, d in params]
+    )
+    command.__annotations__ = {n: a for n, a, _ in params}
+    command.__name__, command.__doc__ = name, doc
+    app.command(name)(command)
+
+
+_command(
+    "fix",
     """Fix grammar, spelling and punctuation in FILES without changing meaning or format.
 
     Prose (Markdown, text, reStructuredText) and the comments and docstrings of code;
     in code, obvious typos too, never behaviour. FILES may be globs, or - for stdin.
-    """
-    _run("fix", files, None, locals())
-
-
-@app.command()
-def refactor(
-    files: o.Files,
-    instruction: o.Instruction,
-    yes: o.Yes = False,
-    diff: o.Diff = False,
-    check: o.Check = False,
-    stdout: o.Stdout = False,
-    json: o.Json = False,
-    force: o.Force = False,
-    stdin_filename: o.StdinFilename = None,
-    stats_json: o.StatsJson = None,
-    model: o.Model = None,
-    backend: o.Backend = None,
-    n_ctx: o.NCtx = None,
-    threads: o.Threads = None,
-    system: o.System = None,
-    max_tokens: o.MaxTokens = None,
-    temperature: o.Temperature = 0.0,
-    top_k: o.TopK = 0,
-    top_p: o.TopP = 1.0,
-    seed: o.Seed = 0,
-    keep_bias: o.KeepBias = None,
-    speculate: o.Speculate = None,
-    drafters: o.Drafters = "predicted,lookup,ngram",
-    draft_max: o.DraftMax = None,
-    spelling: o.Spelling = None,
-):
-    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count"."""
-    _run("refactor", files, instruction, locals())
-
-
-@app.command()
-def summarize(
-    files: o.Files,
-    json: Annotated[
-        bool, typer.Option(help="Print the summaries and figures as JSON.", rich_help_panel=o.OUTPUT)
-    ] = False,
-    stdin_filename: o.StdinFilename = None,
-    stats_json: o.StatsJson = None,
-    model: o.Model = None,
-    backend: o.Backend = None,
-    n_ctx: o.NCtx = None,
-    threads: o.Threads = None,
-    system: o.System = None,
-    max_tokens: o.MaxTokens = None,
-    temperature: o.Temperature = 0.0,
-    top_k: o.TopK = 0,
-    top_p: o.TopP = 1.0,
-    seed: o.Seed = 0,
-    keep_bias: o.KeepBias = None,
-    speculate: o.Speculate = None,
-    drafters: o.Drafters = "predicted,lookup,ngram",
-    draft_max: o.DraftMax = None,
-    spelling: o.Spelling = None,
-):
-    """Print a summary of each of FILES (never rewrites them)."""
-    _run("summarize", files, None, locals())
-
-
-@app.command()
-def edit(
-    files: o.Files,
-    instruction: o.Instruction,
-    yes: o.Yes = False,
-    diff: o.Diff = False,
-    check: o.Check = False,
-    stdout: o.Stdout = False,
-    json: o.Json = False,
-    force: o.Force = False,
-    stdin_filename: o.StdinFilename = None,
-    stats_json: o.StatsJson = None,
-    model: o.Model = None,
-    backend: o.Backend = None,
-    n_ctx: o.NCtx = None,
-    threads: o.Threads = None,
-    system: o.System = None,
-    max_tokens: o.MaxTokens = None,
-    temperature: o.Temperature = 0.0,
-    top_k: o.TopK = 0,
-    top_p: o.TopP = 1.0,
-    seed: o.Seed = 0,
-    keep_bias: o.KeepBias = None,
-    speculate: o.Speculate = None,
-    drafters: o.Drafters = "predicted,lookup,ngram",
-    draft_max: o.DraftMax = None,
-    spelling: o.Spelling = None,
-):
-    """Rewrite FILES following any INSTRUCTION: pedit edit essay.md "Make it shorter"."""
-    _run("edit", files, instruction, locals())
+    """,
+    instruction=False,
+    output=OUTPUT,
+)
+_command(
+    "refactor",
+    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count".""",
+    instruction=True,
+    output=OUTPUT,
+)
+_command(
+    "summarize",
+    """Print a summary of each of FILES (never rewrites them).""",
+    instruction=False,
+    output=SUMMARY_OUTPUT,
+)
+_command(
+    "edit",
+    """Rewrite FILES following any INSTRUCTION: pedit edit essay.md "Make it shorter".""",
+    instruction=True,
+    output=OUTPUT,
+)
 
 
 def _register() -> None:
