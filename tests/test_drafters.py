@@ -194,3 +194,140 @@ def test_composite_fills_in_with_the_most_valuable_proposal():
     assert c.propose([0], 4).source == "ngram"
     assert c.propose([0], 0) == NO_DRAFT
     assert Composite([Fixed("lookup", [])], lambda s, n: 1.0).propose([0], 3) == NO_DRAFT
+
+
+# --- learned substitutions ----------------------------------------------------------------
+
+
+def drive(d: PredictedOutput, target: list[int], k: int = 8) -> list[bool]:
+    """As `follow`, on a drafter built by the caller."""
+    ctx, hits = [], []
+    for tok in target:
+        proposal = d.propose(ctx, k)
+        hits.append(bool(proposal) and proposal[0] == tok)
+        ctx.append(tok)
+    return hits
+
+
+X, COUNT = 5, 6
+# a "file" where the name X occurs five times, among distinct tokens
+RENAME_FILE = [
+    100,
+    X,
+    101,
+    102,
+    103,
+    104,
+    X,
+    105,
+    106,
+    107,
+    108,
+    109,
+    X,
+    110,
+    111,
+    112,
+    113,
+    X,
+    114,
+    115,
+    116,
+    X,
+    117,
+]
+
+
+def test_a_rename_is_missed_once_then_drafted_at_every_occurrence():
+    target = [COUNT if t == X else t for t in RENAME_FILE]
+    hits = drive(PredictedOutput(RENAME_FILE, start=0), target)
+    where = [i for i, t in enumerate(RENAME_FILE) if t == X]
+    assert not hits[where[0]]  # the first occurrence is the model's to write
+    assert all(hits[i] for i in where[1:])  # every later one is drafted as renamed
+    # the model's own token there, and the one after it that re-syncs the drafter
+    assert sum(not h for h in hits) == 2
+    # without learning, every occurrence costs the same two
+    plain = drive(PredictedOutput(RENAME_FILE, start=0, learn=False), target)
+    assert sum(not h for h in plain) == 2 * len(where)
+
+
+def test_a_type_hint_insertion_is_learned_on_the_token_before_it():
+    a, colon, flt, close, defn = 7, 8, 9, 10, 11
+    draft = [
+        defn,
+        20,
+        21,
+        a,
+        close,
+        30,
+        31,
+        32,
+        defn,
+        40,
+        21,
+        a,
+        close,
+        50,
+        51,
+        52,
+        defn,
+        60,
+        21,
+        a,
+        close,
+        70,
+    ]
+    target = []
+    for t in draft:
+        target += [a, colon, flt] if t == a else [t]
+    hits = drive(PredictedOutput(draft, start=0), target)
+    firsts = [i for i, t in enumerate(target) if t == colon]
+    assert not hits[firsts[0]] and all(hits[i] for i in firsts[1:])
+    assert all(hits[firsts[1] :])  # the rest, hints included, is drafted right
+
+
+def test_a_learned_substitution_does_not_apply_inside_a_longer_word():
+    texts = {
+        1: b"def",
+        2: b" f",
+        3: b"(",
+        4: b"x",
+        5: b")",
+        6: b" count",
+        7: b" ma",
+        8: b" =",
+        9: b" 1",
+        10: b"\n",
+    }
+    texts |= {11: b"count", 12: b" y"}
+    draft = [1, 2, 3, 4, 5, 10, 7, 4, 8, 9, 10, 12, 8, 4, 10]  # def f(x)\n max = 1\n y = x\n
+    #         "x" alone          "max": x continues " ma"    "x" alone again
+    target = [1, 2, 3, 11, 5, 10, 7, 4, 8, 9, 10, 12, 8, 11, 10]  # the model renames x only as a word
+    d = PredictedOutput(draft, start=0, token_bytes=texts.__getitem__)
+    hits = drive(d, target)
+    assert d.rules and list(d.rules.values())[0].new == (11,)
+    assert hits[7]  # inside " max": the file's own token, not the rename
+    assert hits[13]  # the word x again: renamed
+    # without the boundary check the rule would have been drafted inside " max"
+    blind = PredictedOutput(draft, start=0)
+    assert not drive(blind, target)[7]
+
+
+def test_a_rejected_learned_draft_falls_back_to_the_file_and_is_forgotten_after_two():
+    target = [COUNT if t == X else t for t in RENAME_FILE[:6]] + RENAME_FILE[6:]  # renamed once only
+    d = PredictedOutput(RENAME_FILE, start=0)
+    hits = drive(d, target)
+    where = [i for i, t in enumerate(RENAME_FILE) if t == X]
+    assert [hits[i] for i in where] == [False, False, False, True, True]  # wrong twice, then forgotten
+    assert not d.rules
+    # each wrong learned draft was a single token: an unproven rule risks only its own tokens
+    d2 = PredictedOutput(RENAME_FILE, start=0)
+    ctx = target[: where[1]]
+    for i in range(len(ctx)):
+        d2.propose(ctx[:i], 8)
+    assert d2.propose(ctx, 8) == [COUNT]
+
+
+def test_keep_bias_cursor_does_not_learn():
+    target = [COUNT if t == X else t for t in RENAME_FILE]
+    assert sum(not h for h in drive(PredictedOutput(RENAME_FILE, start=0, learn=False), target)) == 10

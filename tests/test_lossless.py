@@ -204,3 +204,65 @@ def test_a_large_keep_bias_writes_the_draft_when_it_is_not_the_file():
     req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
     for speculate in ("off", "fixed"):
         assert last(edit_events(backend, req, speculate=speculate, keep_bias=1e4, cost=FLAT)).text == draft
+
+
+def renamed_draft(tokens: tuple[int, ...], pick: int, vocab: int) -> tuple[list[int], int]:
+    """Plain decoding's output with one of its repeated tokens replaced everywhere by a token
+    it never uses: drafting from it, the model "renames it back" at every occurrence, which
+    is what the predicted drafter learns from (drafters/predicted.py)."""
+    repeated = sorted({t for t in tokens if tokens.count(t) >= 2})
+    if not repeated:
+        return list(tokens), -1
+    old = repeated[pick % len(repeated)]
+    unused = next(u for u in range(32, vocab) if u not in tokens)
+    return [unused if t == old else t for t in tokens], old
+
+
+def learned_run(backend, text, sampling, draft_max, pick, fixed=True):
+    from pedit.engine.drafters.predicted import PredictedOutput
+
+    prompt = build_prompt(backend, EditRequest(text, "Rewrite it.", "f.md"))
+    options = DecodeOptions(120, sampling)
+    plain = last(generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence)))
+    draft, _ = renamed_draft(plain.tokens, pick, backend.n_vocab)
+    drafter = PredictedOutput(draft, start=len(prompt.tokens), token_bytes=backend.token_bytes)
+    acceptance = Acceptance(drafter.priors)
+    planner = FixedPlanner() if fixed else CostPlanner(FLAT, acceptance)
+    spec = last(
+        speculative_generate(
+            backend,
+            prompt.tokens,
+            options,
+            Composite([drafter], acceptance.expected, primary=True),
+            planner,
+            acceptance,
+            draft_max=draft_max,
+            cost=FLAT,
+            until=FenceStream(prompt.fence),
+        )  # fmt: skip
+    )
+    return plain, spec, drafter
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from(TEXTS),
+    sampling=SAMPLINGS,
+    draft_max=st.integers(1, 24),
+    pick=st.integers(0, 1000),
+    fixed=st.booleans(),
+)
+def test_learned_substitutions_reproduce_plain_decoding(text, sampling, draft_max, pick, fixed):
+    backend = open_backend("reference")
+    plain, spec, _ = learned_run(backend, text, sampling, draft_max, pick, fixed)
+    same_run(plain, spec)
+
+
+def test_the_learned_substitution_examples_do_learn():
+    """The examples above exercise learning: here (greedy, the last text, its spaces renamed)
+    the drafter learns the rename and the model writes it where it was drafted."""
+    backend = open_backend("reference")
+    plain, spec, drafter = learned_run(backend, TEXTS[3], Sampling(), 8, 0)
+    same_run(plain, spec)
+    (rule,) = drafter.rules.values()
+    assert (rule.new, rule.written) == ((32,), 2)

@@ -101,3 +101,62 @@ def test_plain_step_when_drafts_cannot_pay():
     fin = list(edit_events(backend, req, speculate="auto", cost=cost))[-1]
     assert fin.stats.forward_passes == len(backend.target) + 1  # exactly plain decoding
     assert fin.stats.accepted_prediction_tokens == fin.stats.rejected_prediction_tokens == 0
+
+
+# The reference vocabulary spells most names letter by letter; `self` and `user` are single
+# tokens, as identifiers mostly are in a real model's vocabulary.
+RENAME_SRC = """class Tally:
+    def add(self, item):
+        if item > 0:
+            self.total = self.total + item
+        elif item < -10:
+            self.total = self.total - 1
+        self.count = self.count + 1
+        print("the sum is", self.total)
+        return self
+"""
+
+
+def rejected_drafts(events) -> int:
+    """Forward passes in which some draft tokens were rejected."""
+    count, before = 0, 0
+    for ev in events:
+        stats = getattr(ev, "stats", None)
+        if stats is not None:
+            count += stats.rejected_prediction_tokens > before
+            before = stats.rejected_prediction_tokens
+    return count
+
+
+@pytest.mark.parametrize("speculate", ["fixed", "auto"])
+def test_a_rename_costs_one_rejected_draft_not_one_per_occurrence(speculate, monkeypatch):
+    from pedit.engine.costmodel import CostModel
+
+    renamed = RENAME_SRC.replace("self", "user")
+    n = RENAME_SRC.count("self")
+    assert n == 9
+    backend = ScriptedBackend([], 0)
+    req = EditRequest(RENAME_SRC, "Rename self to user.", "tally.py")
+    prompt = build_prompt(backend, req)
+    backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(renamed + prompt.fence)
+    cpu = CostModel.table({1: 1.0, 2: 2.3, 4: 3.6, 8: 4.5, 16: 5.4, 32: 10.0, 64: 22.0}, 1e-3)
+    events = list(
+        edit_events(backend, req, speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+    )
+    assert events[-1].text == renamed
+    assert rejected_drafts(events) == 1  # the first occurrence; every later one is drafted renamed
+    # the file as the only draft, no learning: every occurrence is rejected
+    from pedit.engine import edit as edit_module
+
+    class Unlearned(edit_module.PredictedOutput):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **{**k, "learn": False})
+
+    monkeypatch.setattr(edit_module, "PredictedOutput", Unlearned)
+    backend2 = ScriptedBackend(backend.target, backend.prompt_len)
+    plain = list(
+        edit_events(backend2, req, speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+    )
+    # one per occurrence (auto: 8 of the 9, one comes right after another edit, where it
+    # does not bet on the file)
+    assert plain[-1].text == renamed and rejected_drafts(plain) == {"fixed": n, "auto": n - 1}[speculate]

@@ -37,13 +37,15 @@ def default_max_tokens(backend: Backend, text: str) -> int:
     return 2 * len(backend.tokenize(text)) + 1024
 
 
-def make_drafters(names: Sequence[str], prompt: Prompt) -> list:
-    """Drafters by name, predicted output first (it is the primary when present)."""
+def make_drafters(names: Sequence[str], prompt: Prompt, token_bytes=None) -> list:
+    """Drafters by name, predicted output first (it is the primary when present);
+    token_bytes(token) lets the predicted drafter apply learned substitutions at word
+    boundaries only."""
     unknown = set(names) - set(DRAFTERS)
     if unknown or not names:
         raise ValueError(f"drafters must be a non-empty subset of {', '.join(DRAFTERS)}")
     make = {
-        "predicted": lambda: PredictedOutput(prompt.draft, start=len(prompt.tokens)),
+        "predicted": lambda: PredictedOutput(prompt.draft, start=len(prompt.tokens), token_bytes=token_bytes),
         "lookup": PromptLookup,
         "ngram": NGramDrafter,
     }
@@ -86,7 +88,7 @@ def edit_events(
     keep = KeepBias(keep_bias, prompt.draft, prompt.tokens) if keep_bias and kind != "summary" else None
     if speculate == "off":
         return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse, keep=keep)
-    chosen = make_drafters(drafters, prompt)
+    chosen = make_drafters(drafters, prompt, backend.token_bytes)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
     if speculate == "fixed":

@@ -27,7 +27,7 @@ from .drafters.predicted import PredictedOutput
 class KeepBias:
     def __init__(self, beta: float, draft: Sequence[int], prompt: Sequence[int]):
         self.beta = float(beta)
-        self._cursor = PredictedOutput(draft, start=len(prompt))
+        self._cursor = PredictedOutput(draft, start=len(prompt), learn=False)
         self._context = list(prompt)
         self.target = self._next(self._cursor, self._context)
 

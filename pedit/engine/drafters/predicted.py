@@ -24,18 +24,53 @@ as one or a few tokens agree, where OpenAI's implementation appears to need abou
 This also covers a preamble or an extra code fence before the file (the output starts out
 of sync, then re-syncs on the file's first tokens) and token-boundary differences at an
 edit (the same text tokenized differently re-syncs on the next token both share).
+
+Learned substitutions. A confirmed re-sync tells what the model did: it wrote `new` where
+the draft had `old`,
+    old = draft[d : r],  new = out[o : s]
+with d the cursor and o the output position where the sync was lost, and r, s where the
+agreeing run that re-synced it starts (common ends trimmed; an insertion or a deletion is
+keyed on the word before it: `a )` -> `a : float )` is the rule `a` -> `a : float`).
+A short substitution (old of 1-8 tokens, new of 1-16) becomes a rule, and the rest of the
+draft is drafted through it:
+at every later place where `old` occurs at token boundaries (its first and last bytes do
+not continue a word in the tokens beside it), the proposal is `new`, then the draft after
+`old`. So a rename costs one rejected draft, at its first occurrence, instead of one per
+occurrence. Until the model has written a rule's `new` once, a proposal ends after it, so
+a one-off edit that is not repeated costs only those few tokens where its rule is wrong.
+Where the model rejects a learned draft, the original draft is used at that place (the
+fallback), and a rule rejected twice is forgotten. A later edit of the same
+`old` replaces its rule. Drafts never change the output, only how fast it is verified.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+MAX_OLD, MAX_NEW = 8, 16  # the longest substitution learned, in tokens
+FORGET_AFTER = 2  # rejections that unlearn a rule
+
+
+@dataclass
+class Rule:
+    old: tuple[int, ...]
+    new: tuple[int, ...]
+    rejected: int = 0
+    written: int = 0  # places where the model wrote `new` as drafted
+
+
+def _wordy(b: bytes) -> bool:
+    """Does this byte continue a word (a letter, digit, underscore, or part of a non-ASCII
+    character)?"""
+    return b.isalnum() or b == b"_" or (len(b) == 1 and b[0] >= 0x80)
 
 
 class PredictedOutput:
     name = "predicted"
     # in sync: an unchanged stretch of the file is usually copied on; just re-synced after
     # an edit: the planner learns how often the re-sync point was right
-    priors = {"predicted": (9.0, 1.0), "predicted:resync": (2.0, 1.0)}
+    priors = {"predicted": (9.0, 1.0), "predicted:resync": (2.0, 1.0), "predicted:learned": (4.0, 1.0)}
 
     def __init__(
         self,
@@ -45,7 +80,12 @@ class PredictedOutput:
         window: int = 32,
         far_match: int = 3,
         max_match: int = 8,
+        learn: bool = True,
+        token_bytes: Callable[[int], bytes] | None = None,
     ):
+        """learn: draft through learned substitutions (KeepBias's cursor does not: its bias
+        is towards the file). token_bytes: a token's bytes, to find word boundaries (without
+        it every token is a word of its own)."""
         self.draft = list(draft)
         self.start = start  # context index of the first output token
         self.window, self.far_match, self.max_match = window, far_match, max(max_match, far_match)
@@ -57,17 +97,123 @@ class PredictedOutput:
         self._where: dict[int, list[int]] = {}
         for i, tok in enumerate(self.draft):
             self._where.setdefault(tok, []).append(i)
+        self.learn, self._bytes = learn, token_bytes
+        self.rules: dict[tuple[int, ...], Rule] = {}
+        self._by_first: dict[int, list[tuple[int, ...]]] = {}
+        self._fallback: set[int] = set()  # draft positions where a learned draft was rejected
+        self._sub: tuple[int, Rule, int] | None = None  # a substitution being written: (at, rule, done)
+        self._lost: tuple[int, int] | None = None  # (cursor, output index) where the sync was lost
+        self._run: tuple[int, int] | None = None  # (draft, output index) where the re-sync run starts
+
+    # --- following the output -------------------------------------------------------------
 
     def _ingest(self, context: Sequence[int]) -> None:
-        for x in context[self._seen :]:
-            if self.in_sync and self.cursor < len(self.draft) and self.draft[self.cursor] == x:
-                self.cursor += 1
-                self._tentative = max(0, self._tentative - 1)
-                if not self._tentative:
-                    self.anchor = self.cursor
-            else:
-                self.in_sync = False
+        for i in range(self._seen, len(context)):
+            if self.in_sync:
+                self._step(context[i], i - self.start, context)
         self._seen = len(context)
+
+    def _step(self, x: int, o: int, context: Sequence[int]) -> None:
+        """One output token `x` (output index o) while in sync."""
+        if self._sub is not None:
+            at, rule, done = self._sub
+            if x == rule.new[done]:
+                self._sub = (at, rule, done + 1) if done + 1 < len(rule.new) else None
+                if self._sub is None:
+                    rule.written += 1
+                    self._advance(at + len(rule.old), context)
+                return
+            self._sub = None
+            self._rejected(rule, at)
+            self._lose(at, o - done)  # the edit made here starts where the substitution began
+            return
+        rule = self._rule_at(self.cursor)
+        if rule is not None:
+            if x == rule.new[0]:
+                if len(rule.new) == 1:
+                    rule.written += 1
+                    self._advance(self.cursor + len(rule.old), context)
+                else:
+                    self._sub = (self.cursor, rule, 1)
+                return
+            self._rejected(rule, self.cursor)  # then compared with the file's own tokens
+        if self.cursor < len(self.draft) and self.draft[self.cursor] == x:
+            self._advance(self.cursor + 1, context)
+        else:
+            self._lose(self.cursor, o)
+
+    def _advance(self, cursor: int, context: Sequence[int]) -> None:
+        self.cursor = cursor
+        if self._tentative:
+            self._tentative -= 1
+            if not self._tentative:
+                self._confirmed(context)
+        if not self._tentative:
+            self.anchor = self.cursor
+
+    def _lose(self, cursor: int, o: int) -> None:
+        self.in_sync = False
+        if self._lost is None:  # a re-sync that was not confirmed keeps the first loss
+            self._lost = (cursor, o)
+
+    def _rejected(self, rule: Rule, at: int) -> None:
+        self._fallback.add(at)
+        rule.rejected += 1
+        if rule.rejected >= FORGET_AFTER and self.rules.get(rule.old) is rule:
+            del self.rules[rule.old]
+            self._by_first[rule.old[0]].remove(rule.old)
+
+    # --- learning -------------------------------------------------------------------------
+
+    def _confirmed(self, context: Sequence[int]) -> None:
+        """The re-sync held: learn the substitution between the loss and the re-synced run."""
+        lost, run = self._lost, self._run
+        self._lost = self._run = None
+        if not self.learn or lost is None or run is None:
+            return
+        (d, o), (r, s) = lost, run
+        out = context[self.start :]
+        old, new = list(self.draft[d:r]), list(out[o:s])
+        while old and new and old[-1] == new[-1]:
+            old.pop(), new.pop()
+        lead = 0
+        while lead < min(len(old), len(new)) and old[lead] == new[lead]:
+            lead += 1
+        old, new = tuple(old[lead:]), tuple(new[lead:])
+        at = d + lead  # where `old` starts in the draft
+        if not old or not new:  # an insertion or a deletion: keyed on the word before it
+            key = self.draft[at - 1] if at > 0 else None
+            if key is None or len(old) + len(new) > MAX_OLD or not self._word_end(key):
+                return  # after a newline or a bracket it would be drafted everywhere
+            old, new = (key, *old), (key, *new)
+        if not (0 < len(old) <= MAX_OLD and 0 < len(new) <= MAX_NEW) or r - d > self.window:
+            return
+        if old not in self.rules:
+            self._by_first.setdefault(old[0], []).append(old)
+            self._by_first[old[0]].sort(key=len, reverse=True)  # the longest match first
+        self.rules[old] = Rule(old, new)
+
+    def _rule_at(self, j: int) -> Rule | None:
+        """The learned rule whose `old` starts at draft position j at token boundaries."""
+        if not self.rules or j in self._fallback or j >= len(self.draft):
+            return None
+        for old in self._by_first.get(self.draft[j], ()):
+            if tuple(self.draft[j : j + len(old)]) == old and self._at_boundaries(j, j + len(old)):
+                return self.rules[old]
+        return None
+
+    def _word_end(self, token: int) -> bool:
+        return self._bytes is None or _wordy(self._bytes(token)[-1:])
+
+    def _at_boundaries(self, i: int, j: int) -> bool:
+        if self._bytes is None:
+            return True
+        first, last = self._bytes(self.draft[i])[:1], self._bytes(self.draft[j - 1])[-1:]
+        before = self._bytes(self.draft[i - 1])[-1:] if i > 0 else b""
+        after = self._bytes(self.draft[j])[:1] if j < len(self.draft) else b""
+        return not (_wordy(first) and _wordy(before)) and not (_wordy(last) and _wordy(after))
+
+    # --- drafting -------------------------------------------------------------------------
 
     def resync_position(self, output: Sequence[int]) -> tuple[int, int] | None:
         """(where copying should resume after `output`, match length), or None."""
@@ -102,7 +248,35 @@ class PredictedOutput:
                 return []
             self.cursor, length = found
             self.in_sync, self._tentative = True, max(0, self.far_match - length)
+            self._run = (self.cursor - length, len(context) - self.start - length)
             if not self._tentative:
                 self.anchor = self.cursor
-        self.label = "predicted:resync" if self._tentative else "predicted"
-        return self.draft[self.cursor : self.cursor + k]
+                self._confirmed(context)
+        tokens, learned = self._walk(k)
+        self.label = (
+            "predicted:resync" if self._tentative else "predicted:learned" if learned else "predicted"
+        )
+        return tokens
+
+    def _walk(self, k: int) -> tuple[list[int], bool]:
+        """Up to k tokens from the cursor on, through the learned rules (and whether any
+        applied)."""
+        tokens: list[int] = []
+        j, learned = self.cursor, False
+        if self._sub is not None:
+            at, rule, done = self._sub
+            tokens, j, learned = list(rule.new[done:]), at + len(rule.old), True
+        if not self.rules:
+            return (tokens + self.draft[j : j + k])[:k], learned
+        while len(tokens) < k and j < len(self.draft):
+            rule = self._rule_at(j) if self.learn else None
+            if rule is None:
+                tokens.append(self.draft[j])
+                j += 1
+            else:
+                tokens.extend(rule.new)
+                j += len(rule.old)
+                learned = True
+                if not rule.written:  # unproven (a one-off edit?): risk only its own tokens
+                    break
+        return tokens[:k], learned
