@@ -49,6 +49,9 @@ def test_quick_on_reference_runs_every_configuration_losslessly(quick_reference)
     assert len(runs) == sum(per_task.values()) * 2
     assert all(r["same"] for r in runs)  # the reference backend is exactly lossless
     assert result["device"] == "cpu"  # a run says where the model ran
+    # every pedit configuration records its own estimate of plain decoding's time (the live
+    # speedup's baseline), for the report to hold against the plain run; plain has none
+    assert all((r["estimated_plain_seconds"] > 0) == (r["config"] != "plain") for r in runs)
     for task in quick:
         by = {(r["config"], r["repeat"]): r for r in runs if r["task"] == task}
         plain = by[("plain", 0)]

@@ -120,3 +120,51 @@ def test_measure_on_a_real_backend_gives_a_usable_model():
     b = open_backend("reference")
     c = measure(b, sizes=(1, 2, 4), repeats=1, kv=16)
     assert c.sizes == (1, 2, 4) and all(t > 0 for t in c.seconds) and b.n_past == 0
+    assert c.context == 16 and c.growth  # the reference backend's window holds `far` tokens
+    assert [n for n, _ in c.growth] == [1] and c.growth[0][1] >= 0  # the growth sizes measured: 1 of 1, 8, 32, 64
+    small = measure(open_backend("reference", n_ctx=300), sizes=(1, 2, 4), repeats=1, kv=256)
+    assert small.growth == ()  # no room for a second context: the price is the calibration's
+
+
+def test_cost_grows_linearly_with_the_context():
+    c = CostModel((1, 8, 64), (0.010, 0.020, 0.100), context=256, growth=((1, 1e-5), (64, 8e-5)))
+    assert c.cost(8, at=100) == c.cost(8, at=256) == c.cost(8) == 0.020  # up to c0: as measured
+    assert c.cost(1, at=1256) == pytest.approx(0.010 + 1000 * 1e-5)
+    # g(n) interpolated linearly between measured sizes: g(8) = 1e-5 + 7/63 * 7e-5
+    assert c.slope(8) == pytest.approx(1e-5 + 7 / 63 * 7e-5)
+    assert c.slope(200) == 8e-5  # flat beyond the largest
+    assert c.cost(8, at=2256) == pytest.approx(0.020 + 2000 * c.slope(8))
+    assert CostModel.from_json(c.to_json()) == c
+    old = CostModel.from_json('{"sizes": [1, 8], "seconds": [0.01, 0.02]}')  # before the growth
+    assert old.growth == () and old.cost(1, at=5000) == 0.01
+    with pytest.raises(ValueError):
+        CostModel.from_json('{"sizes": [1], "seconds": [0.01], "growth": [[1, "x"]]}')
+
+
+def test_planner_prices_passes_at_the_current_context():
+    """A pass over many tokens gets dearer per context token than a single step does (each
+    token reads the whole cache): deep in a long file a long draft may stop paying."""
+    acc = Acceptance({"x": (900.0, 100.0)})  # alpha 0.9
+    cost = CostModel((1, 8, 16, 64), (0.01, 0.03, 0.05, 0.2), context=256, growth=((1, 1e-6), (64, 2e-4)))
+    planner = CostPlanner(cost, acc)
+    near, deep = planner.choose("x", 60, at=300), planner.choose("x", 60, at=4000)
+    assert near > 0 and deep < near
+    assert planner.choose("x", 60, at=4000) == CostPlanner(cost, acc).choose("x", 60, at=4000)  # cached
+
+
+def test_live_speedup_prices_plain_decoding_at_each_context():
+    """plain = sum of cost(1, c) over the plain steps the passes stood for, times the run's
+    drift (measured / priced seconds of its passes)."""
+    from pedit.engine.decode import Tracker
+
+    cost = CostModel((1, 4), (0.010, 0.020), context=100, growth=((1, 1e-5), (4, 2e-5)))
+    tr = Tracker(100, 0.5, cost)
+    tr.step(3, 3, 0, 0.040, "predicted", at=100, steps=4)  # priced 0.020, measured twice that
+    tr.step(0, 0, 0, 0.020, at=104, steps=1)  # priced cost(1, 104) = 0.01004
+    plain_priced = 4 * cost.cost(1, 101) + cost.cost(1, 104)
+    drift = (0.040 + 0.020) / (cost.cost(4, 100) + cost.cost(1, 104))
+    assert tr.plain_seconds(6) == pytest.approx(plain_priced * drift)
+    untimed = Tracker(100, 0.5)  # no cost model: the median one-token pass per token
+    for s in (0.03, 0.01, 0.02):
+        untimed.step(0, 0, 0, s)
+    assert untimed.plain_seconds(10) == pytest.approx(0.2)

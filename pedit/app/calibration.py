@@ -20,6 +20,8 @@ from ..backends import Backend
 from ..engine.costmodel import CostModel, measure
 from ..models.cachefile import warn_stderr, write_cache_file
 
+COSTS_FORMAT = 2  # 2: with the growth over the context (a cached entry of format 1 is measured again)
+
 
 def cpu_name() -> str:
     """The CPU's model name (Linux /proc/cpuinfo), else what platform knows."""
@@ -53,7 +55,7 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=measure, warn=war
     """The calibration for (backend, model identity, machine), measured once and kept in
     cache_dir when it can be; `warn(line)` (default: stderr) hears once that it cannot."""
     threads = getattr(backend, "n_threads", "")
-    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}"
+    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}|{COSTS_FORMAT}"
     path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     try:
         return CostModel.from_json(path.read_text(encoding="utf-8"))

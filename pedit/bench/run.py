@@ -42,6 +42,7 @@ class Figures:
     rejected: int  # draft tokens verified and rejected
     prefill_seconds: float
     decode_seconds: float
+    estimated_plain_seconds: float = 0.0  # pedit's own estimate of plain decoding's time (its live speedup)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ class Run:
     prefill_seconds: float
     decode_seconds: float
     same: bool  # output tokens identical to plain decoding's (first repeat)
+    # what the run itself estimated plain decoding would take (its live speedup's baseline);
+    # 0: not estimated (plain, the peers, runs saved before it was kept)
+    estimated_plain_seconds: float = 0.0
 
     @property
     def total_seconds(self) -> float:
@@ -191,9 +195,10 @@ def _pedit_run(
     )
     finished = drain(events)
     s = finished.stats
+    estimate = (s.plain_step_seconds or 0.0) * s.completion_tokens if name != "plain" else 0.0
     return Figures(
         finished.tokens, s.forward_passes, s.accepted_prediction_tokens, s.rejected_prediction_tokens,
-        s.prefill_seconds, s.decode_seconds,
+        s.prefill_seconds, s.decode_seconds, estimate,
     )  # fmt: skip
 
 
@@ -208,4 +213,5 @@ def _record(
     return Run(
         task, backend, config, repeat, len(got.tokens), got.forward_passes, got.accepted, got.rejected,
         got.prefill_seconds, got.decode_seconds, got.tokens == plain,
+        getattr(got, "estimated_plain_seconds", 0.0),
     )  # fmt: skip

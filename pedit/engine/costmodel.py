@@ -8,7 +8,15 @@ grid of sizes and treats a size between grid points as costing what the cheapest
 or above it costs:
     cost(n) = min { t(s) : s in grid, s >= n }
 Beyond the largest size, cost grows linearly at the last measured per-token rate.
-A calibration takes a few seconds; pedit/app/calibration.py caches it per machine.
+
+A pass also reads the whole KV cache, so it costs more deeper into the context. Each new
+token attends over every cached one, so the extra time grows linearly with the context
+length c beyond the calibration's c0:
+    cost(n, c) = cost(n) + g(n) * max(0, c - c0)
+with g(n), seconds per pass per context token, measured at a few batch sizes by timing the
+same passes again after `far` tokens of context, and interpolated linearly in n between
+them (flat beyond the largest). A calibration takes a few seconds;
+pedit/app/calibration.py caches it per machine.
 """
 
 from __future__ import annotations
@@ -30,13 +38,17 @@ FILLER = (
 @dataclass(frozen=True)
 class CostModel:
     sizes: tuple[int, ...]  # batch sizes n, ascending, starting at 1
-    seconds: tuple[float, ...]  # t(n)
+    seconds: tuple[float, ...]  # t(n) after `context` tokens
+    context: int = 256  # c0
+    growth: tuple[tuple[int, float], ...] = ()  # (n, g(n)), ascending n; () when not measured
 
     def __post_init__(self):
         if not self.sizes or self.sizes[0] != 1 or list(self.sizes) != sorted(set(self.sizes)):
             raise ValueError("cost model sizes must be ascending and start at 1")
         if len(self.seconds) != len(self.sizes) or not all(0 < t < math.inf for t in self.seconds):
             raise ValueError("cost model needs one positive time per size")
+        if any(g < 0 or not math.isfinite(g) for _, g in self.growth):
+            raise ValueError("cost model growth must be finite and >= 0")
 
     @cached_property
     def envelope(self) -> tuple[float, ...]:
@@ -46,20 +58,42 @@ class CostModel:
             out[i] = min(out[i], out[i + 1])
         return tuple(out)
 
-    def cost(self, n: int) -> float:
-        """Seconds for one forward pass over n tokens."""
+    def cost(self, n: int, at: int | None = None) -> float:
+        """Seconds for one forward pass over n tokens, after `at` tokens of context (None:
+        the calibration's own context)."""
+        base = self._base(n)
+        if at is None or not self.growth or at <= self.context:
+            return base
+        return base + self.slope(n) * (at - self.context)
+
+    def _base(self, n: int) -> float:
         for size, t in zip(self.sizes, self.envelope, strict=True):
             if size >= n:
                 return t
         last_n, last_t = self.sizes[-1], self.seconds[-1]
         return last_t * n / last_n
 
+    def slope(self, n: int) -> float:
+        """g(n): seconds per context token for a pass over n tokens."""
+        if not self.growth:
+            return 0.0
+        pts = self.growth
+        if n <= pts[0][0]:
+            return pts[0][1]
+        for (n0, g0), (n1, g1) in zip(pts, pts[1:], strict=False):
+            if n <= n1:
+                return g0 + (g1 - g0) * (n - n0) / (n1 - n0)
+        return pts[-1][1]
+
     def limit(self) -> float:
         """The decode speedup perfect drafts would give: max over n of n * t(1) / t(n)."""
         return max(n * self.seconds[0] / t for n, t in zip(self.sizes, self.seconds, strict=True))
 
     def to_json(self) -> str:
-        return json.dumps({"sizes": self.sizes, "seconds": self.seconds})
+        growth = [list(x) for x in self.growth]
+        return json.dumps(
+            {"sizes": self.sizes, "seconds": self.seconds, "context": self.context, "growth": growth}
+        )
 
     @classmethod
     def from_json(cls, text: str) -> CostModel:
@@ -70,7 +104,14 @@ class CostModel:
             raise ValueError("not a cost model: sizes must be a list of integers")
         if not (isinstance(seconds, list) and all(type(t) in (int, float) for t in seconds)):
             raise ValueError("not a cost model: seconds must be a list of numbers")
-        return cls(tuple(sizes), tuple(seconds))
+        context, growth = data.get("context", 256), data.get("growth", [])
+        ok = isinstance(growth, list) and all(
+            isinstance(x, list) and len(x) == 2 and type(x[0]) is int and type(x[1]) in (int, float)
+            for x in growth
+        )
+        if type(context) is not int or not ok:
+            raise ValueError("not a cost model: context must be an integer, growth a list of [n, seconds]")
+        return cls(tuple(sizes), tuple(seconds), context, tuple((n, float(g)) for n, g in growth))
 
     @classmethod
     def table(cls, relative: dict[int, float], unit: float = 1.0) -> CostModel:
@@ -79,27 +120,44 @@ class CostModel:
         return cls(sizes, tuple(relative[n] * unit for n in sizes))
 
 
-def measure(backend, sizes=GRID, *, repeats: int = 3, kv: int = 256) -> CostModel:
-    """Time eval of n tokens after a kv-token context, median of `repeats`, for each n."""
-    need = kv + max(sizes)
+GROWTH_SIZES = (1, 8, 32, 64)
+
+
+def measure(
+    backend, sizes=GRID, *, repeats: int = 3, kv: int = 256, far: int = 1024, growth_sizes=GROWTH_SIZES
+) -> CostModel:
+    """Time eval of n tokens after a kv-token context, median of `repeats`, for each n;
+    then, when the context window allows, the growth sizes again after `far` tokens (the
+    `far - kv` tokens in between cost one prefill)."""
+    widest = max(sizes)
+    far = min(far, backend.n_ctx - widest)
     text = FILLER
     tokens = backend.tokenize(text)
-    while len(tokens) < need:
+    while len(tokens) < max(kv, far) + widest:
         text += FILLER
         tokens = backend.tokenize(text)
-    kv = min(kv, backend.n_ctx - max(sizes))
+    kv = min(kv, backend.n_ctx - widest)
     backend.truncate(0)
     backend.eval(tokens[:kv])
-    seconds = []
-    for n in sizes:
-        times = []
-        backend.eval(tokens[kv : kv + n], n_logits=n)  # warm-up: a new batch shape allocates
-        backend.truncate(kv)
-        for _ in range(repeats):
-            t = time.perf_counter()
-            backend.eval(tokens[kv : kv + n], n_logits=n)
-            times.append(time.perf_counter() - t)
-            backend.truncate(kv)
-        seconds.append(statistics.median(times))
+    seconds = [_time(backend, tokens, kv, n, repeats) for n in sizes]
+    growth: list[tuple[int, float]] = []
+    if far >= 2 * kv:
+        backend.eval(tokens[kv:far])
+        for n in (n for n in growth_sizes if n in sizes):
+            slope = (_time(backend, tokens, far, n, repeats) - seconds[sizes.index(n)]) / (far - kv)
+            growth.append((n, max(0.0, slope)))
     backend.truncate(0)
-    return CostModel(tuple(sizes), tuple(seconds))
+    return CostModel(tuple(sizes), tuple(seconds), kv, tuple(growth))
+
+
+def _time(backend, tokens, at: int, n: int, repeats: int) -> float:
+    """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`)."""
+    times = []
+    backend.eval(tokens[at : at + n], n_logits=n)  # warm-up: a new batch shape allocates
+    backend.truncate(at)
+    for _ in range(repeats):
+        t = time.perf_counter()
+        backend.eval(tokens[at : at + n], n_logits=n)
+        times.append(time.perf_counter() - t)
+        backend.truncate(at)
+    return statistics.median(times)

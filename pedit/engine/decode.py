@@ -12,7 +12,7 @@ shares `Emitter` (what emitting a token means, stop conditions included) and `Tr
 
 from __future__ import annotations
 
-import statistics
+import bisect
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -100,9 +100,13 @@ class Emitter:
 
 
 class Tracker:
-    """The run's figures. The plain-step time behind `speedup` is measured in this run:
-    the median of its own one-token passes when there are a few, otherwise the cost
-    model's t(1) scaled by how this run's passes compared with the cost model."""
+    """The run's figures, kept as counters (a Progress event costs O(1), whatever the run's
+    length). The plain-decoding time behind `speedup` is what plain decoding would take
+    here: with a cost model, every emitted token priced as one plain step at its place in
+    the context, scaled by this run's drift (its passes' measured time over the cost
+    model's price for them, both summed),
+        plain = sum_tokens cost(1, c_i) * sum_passes seconds / sum_passes cost(n_p, c_p)
+    and without one, the median of this run's one-token passes per token."""
 
     def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
         self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
@@ -110,35 +114,51 @@ class Tracker:
         self.passes = 1
         self.accepted = self.rejected = 0
         self.by_drafter: dict[str, int] = {}
-        self._plain: list[float] = []  # seconds of one-token passes
-        self._drift: list[float] = []  # observed / predicted seconds of every pass
+        self._plain: list[float] = []  # seconds of one-token passes, sorted
+        self._observed = self._priced = self._plain_priced = 0.0
 
-    def step(self, k: int, accepted: int, rejected: int, seconds: float, source: str = "") -> None:
-        """One forward pass over 1 + k tokens (k drafted) taking `seconds`."""
+    def step(
+        self,
+        k: int,
+        accepted: int,
+        rejected: int,
+        seconds: float,
+        source: str = "",
+        at: int = 0,
+        steps: int = 0,
+    ) -> None:
+        """One forward pass over 1 + k tokens (k drafted) after `at` cached tokens, taking
+        `seconds`, that did the work of `steps` plain one-token steps."""
         self.passes += 1
         self.accepted += accepted
         self.rejected += rejected
         if accepted:
             self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
         if k == 0:
-            self._plain.append(seconds)
+            bisect.insort(self._plain, seconds)
         if self.cost is not None:
-            self._drift.append(seconds / self.cost.cost(k + 1))
+            self._observed += seconds
+            self._priced += self.cost.cost(k + 1, at)
+            # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
+            # linear in the context: the middle one's price is their mean)
+            self._plain_priced += steps * self.cost.cost(1, at + (steps - 1) // 2) if steps else 0.0
 
-    def plain_step(self) -> float | None:
-        if len(self._plain) >= 3:
-            return statistics.median(self._plain)
-        if self.cost is not None and self._drift:
-            return self.cost.cost(1) * statistics.median(self._drift)
-        return statistics.median(self._plain) if self._plain else None
+    def plain_seconds(self, completion_tokens: int) -> float | None:
+        """What plain decoding would have spent decoding this run's tokens."""
+        if self.cost is not None and self._priced > 0:
+            return self._plain_priced * self._observed / self._priced
+        if self._plain:
+            return self._plain[len(self._plain) // 2] * completion_tokens
+        return None
 
     def snapshot(self, completion_tokens: int, stop: str = "") -> Stats:
         decode = time.perf_counter() - self.start
-        plain = self.plain_step()
+        plain = self.plain_seconds(completion_tokens)
         return Stats(
             self.prompt_tokens, completion_tokens, self.passes, self.prefill_seconds, decode, stop,
-            self.accepted, self.rejected, dict(self.by_drafter), plain,
-            completion_tokens * plain / decode if plain and decode > 0 else None,
+            self.accepted, self.rejected, dict(self.by_drafter),
+            plain / completion_tokens if plain and completion_tokens else None,
+            plain / decode if plain and decode > 0 else None,
         )  # fmt: skip
 
 

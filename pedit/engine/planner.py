@@ -8,7 +8,8 @@ successes. Every step, every proposal that could have been chosen is scored agai
 tokens the model actually emitted (one that was not used is scored for free, up to the
 emitted length), so a drafter that is never chosen still gets measured.
 
-Choice. With the draft's label s and the cost model's t(n), verifying k draft tokens
+Choice. With the draft's label s and the cost model's t(n, c) at the current context
+length c, verifying k draft tokens
 emits in expectation
     E(k) = 1 + alpha_s + alpha_s^2 + ... + alpha_s^k       (the model's own token + accepted)
 tokens for t(k + 1) seconds, so the planner picks
@@ -79,26 +80,43 @@ class Acceptance:
 
 
 class Planner(Protocol):
-    def choose(self, label: str, available: int) -> int:
-        """How many of the `available` draft tokens (labelled `label`) to verify."""
+    def choose(self, label: str, available: int, at: int = 0) -> int:
+        """How many of the `available` draft tokens (labelled `label`) to verify, after `at`
+        tokens of context."""
+
+
+BUCKET = 64  # context positions that share one table of prices
 
 
 class CostPlanner:
-    """--speculate auto: k from the cost model and the acceptance estimates."""
+    """--speculate auto: k from the cost model (at the current context length) and the
+    acceptance estimates. The prices t(k + 1, c) are computed once per BUCKET positions."""
 
     def __init__(self, cost: CostModel, acceptance: Acceptance, margin: float = 0.1):
         self.cost, self.acceptance, self.margin = cost, acceptance, margin
+        self._prices: dict[int, list[float]] = {}
 
-    def choose(self, label: str, available: int) -> int:
+    def prices(self, at: int, available: int) -> list[float]:
+        """[t(1, c), t(2, c), ...] for at least available + 1 sizes, c at the bucket's middle."""
+        bucket = at // BUCKET
+        table = self._prices.get(bucket)
+        if table is None or len(table) < available + 1:
+            c = bucket * BUCKET + BUCKET // 2
+            table = [self.cost.cost(n, c) for n in range(1, max(available + 1, 65) + 1)]
+            self._prices[bucket] = table
+        return table
+
+    def choose(self, label: str, available: int, at: int = 0) -> int:
         if available < 1:
             return 0
         a = self.acceptance.alpha(label)
-        best_k, best_rate = 0, (1.0 + self.margin) / self.cost.cost(1)
+        t = self.prices(at, available)
+        best_k, best_rate = 0, (1.0 + self.margin) / t[0]
         survive, expected = 1.0, 1.0
         for k in range(1, available + 1):
             survive *= a
             expected += survive
-            rate = expected / self.cost.cost(k + 1)
+            rate = expected / t[k]
             if rate > best_rate:
                 best_k, best_rate = k, rate
         return best_k
@@ -107,5 +125,5 @@ class CostPlanner:
 class FixedPlanner:
     """--speculate fixed: always verify the whole draft, up to --draft-max (the peers' way)."""
 
-    def choose(self, label: str, available: int) -> int:
+    def choose(self, label: str, available: int, at: int = 0) -> int:
         return available

@@ -74,7 +74,7 @@ def speculative_generate(
         limit = max(0, min(draft_max, room - 1, options.max_tokens - len(out.tokens) - 1))
         proposals = drafter.propose_all(context, limit)
         draft = drafter.choose(proposals)
-        k = planner.choose(draft.label, len(draft.tokens)) if draft.tokens else 0
+        k = planner.choose(draft.label, len(draft.tokens), backend.n_past) if draft.tokens else 0
         guess = draft.tokens[:k]
         base = backend.n_past
         t = time.perf_counter()
@@ -84,7 +84,7 @@ def speculative_generate(
         m, y = verify(rows, guess, s, rng, backend.eos_ids)
         backend.truncate(base + 1 + m)  # keep `token` and the accepted drafts
         foresaw_stop = m < k and guess[m] == y  # the draft foresaw EOS: not a rejection
-        tracker.step(k, m, k - m - foresaw_stop, time.perf_counter() - t, draft.source)
+        seconds = time.perf_counter() - t
         emitted: list[int] = []
         if m:
             pieces = []
@@ -104,6 +104,8 @@ def speculative_generate(
         if keep:
             keep.advance(emitted)
         acceptance.observe(drafter.eligible(proposals), emitted)
+        # plain decoding would evaluate `token` and the accepted drafts: 1 + m one-token steps
+        tracker.step(k, m, k - m - foresaw_stop, seconds, draft.source, base, 1 + min(m, len(emitted)))
         token = y
         yield Progress(tracker.snapshot(len(out.tokens)))
     text = out.finish()

@@ -47,13 +47,17 @@ class Composite:
 
     def propose_all(self, context: Sequence[int], k: int) -> list[Draft]:
         """Every drafter's proposal, in priority order (the planner scores even the
-        proposals that are not used)."""
+        proposals that are not used). When the primary has one it is the only eligible one
+        (eligible()), so the others are not asked: they catch up with the context the next
+        time they are (each reads only the part it has not seen)."""
         if k < 1:
             return []
         out = []
-        for d in self.drafters:
+        for i, d in enumerate(self.drafters):
             tokens = d.propose(context, k)
             out.append(Draft(tokens, d.name, d.label) if tokens else NO_DRAFT)
+            if i == 0 and self.primary and tokens:
+                return out + [NO_DRAFT] * (len(self.drafters) - 1)
         return out
 
     def eligible(self, proposals: Sequence[Draft]) -> list[Draft]:
