@@ -121,7 +121,7 @@ def test_measure_on_a_real_backend_gives_a_usable_model():
     c = measure(b, sizes=(1, 2, 4), repeats=1, kv=16)
     assert c.sizes == (1, 2, 4) and all(t > 0 for t in c.seconds) and b.n_past == 0
     assert c.context == 16 and c.growth  # the reference backend's window holds `far` tokens
-    assert [n for n, _ in c.growth] == [1] and c.growth[0][1] >= 0  # the growth sizes measured: 1 of 1, 8, 32, 64
+    assert [n for n, _ in c.growth] == [1] and c.growth[0][1] >= 0  # of 1, 8, 32, 64: the sizes given
     small = measure(open_backend("reference", n_ctx=300), sizes=(1, 2, 4), repeats=1, kv=256)
     assert small.growth == ()  # no room for a second context: the price is the calibration's
 
