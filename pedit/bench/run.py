@@ -9,6 +9,7 @@ run records its own figures; report.py turns them into ratios against "plain".
 from __future__ import annotations
 
 import contextlib
+import json
 import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -96,14 +97,14 @@ class BackendResult:
     def to_dict(self) -> dict:
         return {
             "backend": self.backend, "model": self.model, "versions": self.versions,
-            "cost": {"sizes": list(self.cost.sizes), "seconds": list(self.cost.seconds)},
+            "cost": json.loads(self.cost.to_json()),
             "limit": self.cost.limit(), "runs": [asdict(r) for r in self.runs],
             "sampled": [asdict(s) for s in self.sampled], "device": self.device,
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict) -> BackendResult:
-        cost = CostModel(tuple(d["cost"]["sizes"]), tuple(d["cost"]["seconds"]))
+        cost = CostModel.from_json(json.dumps(d["cost"]))
         runs = [Run(**r) for r in d["runs"]]
         sampled = [Sampled(**s) for s in d.get("sampled", ())]
         return cls(d["backend"], d["model"], d["versions"], cost, runs, sampled, d.get("device", ""))

@@ -58,7 +58,7 @@ class CostModel:
             out[i] = min(out[i], out[i + 1])
         return tuple(out)
 
-    def cost(self, n: int, at: int | None = None) -> float:
+    def cost(self, n: int, at: float | None = None) -> float:
         """Seconds for one forward pass over n tokens, after `at` tokens of context (None:
         the calibration's own context)."""
         base = self._base(n)

@@ -102,11 +102,14 @@ class Emitter:
 class Tracker:
     """The run's figures, kept as counters (a Progress event costs O(1), whatever the run's
     length). The plain-decoding time behind `speedup` is what plain decoding would take
-    here: with a cost model, every emitted token priced as one plain step at its place in
-    the context, scaled by this run's drift (its passes' measured time over the cost
-    model's price for them, both summed),
-        plain = sum_tokens cost(1, c_i) * sum_passes seconds / sum_passes cost(n_p, c_p)
-    and without one, the median of this run's one-token passes per token."""
+    here: with a cost model, the plain steps the passes stood for, each priced at its
+    place in the context,
+        plain = sum_steps cost(1, c_i)
+    and without one, the median of this run's one-token passes per token. Not scaled by
+    the run's own passes: a pass after a batch of another size is slower than a plain
+    step (llama.cpp, 1.5B, 2 cores: one-token passes 9% slower, all passes 22% over their
+    price), and scaling by that inflated the speedup by as much; the calibrated price was
+    within 2% of the measured plain run (scripts/live_speedup.py)."""
 
     def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
         self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
@@ -115,7 +118,7 @@ class Tracker:
         self.accepted = self.rejected = 0
         self.by_drafter: dict[str, int] = {}
         self._plain: list[float] = []  # seconds of one-token passes, sorted
-        self._observed = self._priced = self._plain_priced = 0.0
+        self._plain_priced = 0.0
 
     def step(
         self,
@@ -137,16 +140,14 @@ class Tracker:
         if k == 0:
             bisect.insort(self._plain, seconds)
         if self.cost is not None:
-            self._observed += seconds
-            self._priced += self.cost.cost(k + 1, at)
             # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
             # linear in the context: the middle one's price is their mean)
-            self._plain_priced += steps * self.cost.cost(1, at + (steps - 1) // 2) if steps else 0.0
+            self._plain_priced += steps * self.cost.cost(1, at + (steps - 1) / 2) if steps else 0.0
 
     def plain_seconds(self, completion_tokens: int) -> float | None:
         """What plain decoding would have spent decoding this run's tokens."""
-        if self.cost is not None and self._priced > 0:
-            return self._plain_priced * self._observed / self._priced
+        if self.cost is not None and self._plain_priced > 0:
+            return self._plain_priced
         if self._plain:
             return self._plain[len(self._plain) // 2] * completion_tokens
         return None

@@ -94,9 +94,13 @@ class PredictedOutput:
         self.label = "predicted"
         self._tentative = 0  # agreeing tokens still needed to confirm the last re-sync
         self._seen = start
-        self._where: dict[int, list[int]] = {}
-        for i, tok in enumerate(self.draft):
-            self._where.setdefault(tok, []).append(i)
+        # far candidates need far_match tokens of agreement: index the draft by its n-grams
+        # of that length (by their last position), so a search costs the window plus the
+        # n-gram's occurrences, not every occurrence of a common token
+        self._grams: dict[tuple[int, ...], list[int]] = {}
+        n = self.far_match
+        for i in range(n - 1, len(self.draft)):
+            self._grams.setdefault(tuple(self.draft[i - n + 1 : i + 1]), []).append(i)
         self.learn, self._bytes = learn, token_bytes
         self.rules: dict[tuple[int, ...], Rule] = {}
         self._by_first: dict[int, list[tuple[int, ...]]] = {}
@@ -221,7 +225,14 @@ class PredictedOutput:
             return None
         best_key, best = None, None
         n_out = len(output)
-        for q in self._where.get(output[-1], ()):
+        last, n = output[-1], self.far_match
+        near = [
+            q
+            for q in range(max(0, self.anchor - 1), min(len(self.draft), self.anchor + self.window))
+            if self.draft[q] == last
+        ]
+        far = self._grams.get(tuple(output[-n:]), ()) if n_out >= n else ()
+        for q in sorted(set(near).union(far)):
             length = 1
             while (
                 length < self.max_match
