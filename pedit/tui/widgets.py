@@ -15,7 +15,7 @@ from ..app.hunks import Hunk, hunks, merge
 from ..app.session import TurnResult
 from ..engine.prompt import language
 from ..events import Stats
-from ..ui.styles import STYLES
+from ..ui.styles import STYLES, speedup_text
 
 STREAM_TAIL = 20_000  # characters of streamed text kept on screen (the rest is in the answer)
 
@@ -170,7 +170,7 @@ def figures(
         t.append(f"accepted {stats.accepted_prediction_tokens}", STYLES["predicted"])
         t.append(f" / rejected {stats.rejected_prediction_tokens}\n")
         t.append(f"{stats.forward_passes} forward passes\n")
-        t.append(f"speedup {stats.speedup:.2f}x\n" if stats.speedup else "speedup -\n")
+        t.append(f"speedup {speedup_text(stats.speedup)}\n" if stats.speedup else "speedup -\n")
     t.append(f"elapsed {elapsed:.1f}s\n")
     for turn, seconds, reused in ttft[-4:]:
         t.append(f"turn {turn}: first token {seconds:.2f}s", "bold" if turn == len(ttft) else "")
@@ -180,7 +180,7 @@ def figures(
 
 def history_line(n: int, result: TurnResult, verdict: str) -> Text:
     s = result.stats
-    speed = f", {s.speedup:.1f}x" if s.speedup else ""
+    speed = f", {speedup_text(s.speedup)}" if s.speedup else ""
     line = Text(f"{n}. {verdict} ", "bold")
     line.append(result.instruction)
     line.append(f"  ({s.completion_tokens} tok, first {result.first_token_seconds:.2f}s{speed})", "dim")

@@ -17,7 +17,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ..events import Event, Finished, Progress, Stats, TokenGenerated, TokensAccepted, drain
-from .styles import STYLES
+from .styles import STYLES, speedup_text
 
 
 def status(stats: Stats | None, tokens: int, elapsed: float, expected: int | None, label: str) -> Text:
@@ -26,7 +26,7 @@ def status(stats: Stats | None, tokens: int, elapsed: float, expected: int | Non
     parts = [f"{label}: {tokens} tokens", f"{rate:.0f} tok/s"]
     if stats is not None:
         if stats.speedup:
-            parts.append(f"{stats.speedup:.2f}x plain")
+            parts.append(f"{speedup_text(stats.speedup)} plain")
         accepted, rejected = stats.accepted_prediction_tokens, stats.rejected_prediction_tokens
         parts.append(f"drafts {accepted} accepted / {rejected} rejected")
         parts.append(f"{stats.forward_passes} passes")

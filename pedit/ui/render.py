@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ..events import Stats
+from .styles import speedup_text
 
 
 class RichReporter:
@@ -50,7 +51,7 @@ class RichReporter:
 def stats_line(stats: Stats) -> str:
     speed = f"{stats.decode_tokens_per_second:.1f} tok/s"
     if stats.speedup is not None:
-        speed += f", {stats.speedup:.2f}x plain"
+        speed += f", {speedup_text(stats.speedup)} plain"
     parts = [f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s ({speed})"]
     if stats.accepted_prediction_tokens or stats.rejected_prediction_tokens:
         by = ", ".join(f"{k} {v}" for k, v in sorted(stats.accepted_by_drafter.items()))

@@ -24,6 +24,13 @@ LEGEND = [
 ]
 
 
+def speedup_text(speedup: float) -> str:
+    """A live speedup as a person should read it: its plain-decoding baseline is priced from
+    the calibration, which this machine's load moves by about ±10% between runs
+    (scripts/live_speedup.py), so one decimal and an approximate sign."""
+    return f"≈{speedup:.1f}x"
+
+
 def legend(where: str = "") -> Text:
     """The first line of a run on a terminal: what runs where, and the styles' meaning."""
     text = Text(f"pedit: {where} · " if where else "pedit: ")
