@@ -12,10 +12,10 @@ Beyond the largest size, cost grows linearly at the last measured per-token rate
 A pass also reads the whole KV cache, so it costs more deeper into the context. Each new
 token attends over every cached one, so the extra time grows linearly with the context
 length c beyond the calibration's c0:
-    cost(n, c) = cost(n) + g(n) * max(0, c - c0)
-with g(n), seconds per pass per context token, measured at a few batch sizes by timing the
-same passes again after `far` tokens of context, and interpolated linearly in n between
-them (flat beyond the largest). A calibration takes a few seconds;
+    cost(n, c) = cost(n) + g(n) * max(0, c - c0),   g(n) = b * n
+(each of the n tokens attends over every cached one), with b fitted by least squares to
+the same passes timed again after `far` tokens of context, at a few batch sizes (the
+widest carry the signal; a single step's difference is within the timing noise). A calibration takes a few seconds;
 pedit/app/calibration.py caches it per machine.
 """
 
@@ -129,7 +129,7 @@ def measure(
     """Time eval of n tokens after a kv-token context, median of `repeats`, for each n;
     then, when the context window allows, the growth sizes again after `far` tokens (the
     `far - kv` tokens in between cost one prefill)."""
-    widest = max(sizes)
+    widest = max(*sizes, 2 * repeats, 8)  # the one-token steps append up to 8 tokens
     far = min(far, backend.n_ctx - widest)
     text = FILLER
     tokens = backend.tokenize(text)
@@ -140,18 +140,34 @@ def measure(
     backend.truncate(0)
     backend.eval(tokens[:kv])
     seconds = [_time(backend, tokens, kv, n, repeats) for n in sizes]
-    growth: list[tuple[int, float]] = []
-    if far >= 2 * kv:
+    growth: tuple[tuple[int, float], ...] = ()
+    measured = [n for n in growth_sizes if n in sizes]
+    if far >= 2 * kv and measured:
         backend.eval(tokens[kv:far])
-        for n in (n for n in growth_sizes if n in sizes):
-            slope = (_time(backend, tokens, far, n, repeats) - seconds[sizes.index(n)]) / (far - kv)
-            growth.append((n, max(0.0, slope)))
+        extra = {n: _time(backend, tokens, far, n, repeats) - seconds[sizes.index(n)] for n in measured}
+        # attention over c cached tokens costs ~ n * c: one slope b, g(n) = b * n, fitted by
+        # least squares (the widest pass carries the signal; one token's difference is noise)
+        b = max(0.0, sum(n * d for n, d in extra.items()) / sum(n * n for n in extra) / (far - kv))
+        growth = tuple((n, b * n) for n in measured)
     backend.truncate(0)
-    return CostModel(tuple(sizes), tuple(seconds), kv, tuple(growth))
+    return CostModel(tuple(sizes), tuple(seconds), kv, growth)
 
 
 def _time(backend, tokens, at: int, n: int, repeats: int) -> float:
-    """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`)."""
+    """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`).
+    One token is timed as plain decoding runs: consecutive steps, each appending to the
+    cache, none after a roll-back (a step right after one is slower)."""
+    if n == 1:
+        backend.eval(tokens[at : at + 1])  # warm-up
+        backend.truncate(at)
+        steps = max(8, 2 * repeats)
+        times = []
+        for i in range(steps):
+            t = time.perf_counter()
+            backend.eval(tokens[at + i : at + i + 1])
+            times.append(time.perf_counter() - t)
+        backend.truncate(at)
+        return statistics.median(times)
     times = []
     backend.eval(tokens[at : at + n], n_logits=n)  # warm-up: a new batch shape allocates
     backend.truncate(at)

@@ -106,10 +106,9 @@ class Tracker:
     place in the context,
         plain = sum_steps cost(1, c_i)
     and without one, the median of this run's one-token passes per token. Not scaled by
-    the run's own passes: a pass after a batch of another size is slower than a plain
-    step (llama.cpp, 1.5B, 2 cores: one-token passes 9% slower, all passes 22% over their
-    price), and scaling by that inflated the speedup by as much; the calibrated price was
-    within 2% of the measured plain run (scripts/live_speedup.py)."""
+    how the run's own passes compared with their price: a pass after a roll-back or a
+    batch of another size is slower than a plain step, and that scaling overstated plain
+    decoding (docs/engine.md#figures, measured by scripts/live_speedup.py)."""
 
     def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
         self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
