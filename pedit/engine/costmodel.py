@@ -12,10 +12,10 @@ Beyond the largest size, cost grows linearly at the last measured per-token rate
 A pass also reads the whole KV cache, so it costs more deeper into the context. Each new
 token attends over every cached one, so the extra time grows linearly with the context
 length c beyond the calibration's c0:
-    cost(n, c) = cost(n) + g(n) * max(0, c - c0),   g(n) = g0 + g1 n
-(every pass reads the cache: g0; each of its n tokens attends over it: g1), the line
-fitted by least squares to the same passes timed again after `far` tokens of context, at
-a few batch sizes (each point alone is within the timing noise). A calibration takes a few seconds;
+    cost(n, c) = cost(n) + g(n) * max(0, c - c0),   g(n) = g(1) + g1 (n - 1)
+(every pass reads the cache: g(1), measured from consecutive one-token steps at both
+contexts; each further token of a pass attends over it too: g1, fitted by least squares to
+wider passes timed again after `far` tokens of context). A calibration takes a few seconds;
 pedit/app/calibration.py caches it per machine.
 """
 
@@ -41,7 +41,6 @@ class CostModel:
     seconds: tuple[float, ...]  # t(n) after `context` tokens
     context: int = 256  # c0
     growth: tuple[tuple[int, float], ...] = ()  # (n, g(n)), ascending n; () when not measured
-    rollback: float = 1.0  # a one-token pass right after a roll-back, over a plain step
 
     def __post_init__(self):
         if not self.sizes or self.sizes[0] != 1 or list(self.sizes) != sorted(set(self.sizes)):
@@ -50,8 +49,6 @@ class CostModel:
             raise ValueError("cost model needs one positive time per size")
         if any(g < 0 or not math.isfinite(g) for _, g in self.growth):
             raise ValueError("cost model growth must be finite and >= 0")
-        if not 0 < self.rollback < math.inf:
-            raise ValueError("cost model rollback ratio must be positive")
 
     @cached_property
     def envelope(self) -> tuple[float, ...]:
@@ -95,9 +92,8 @@ class CostModel:
     def to_json(self) -> str:
         growth = [list(x) for x in self.growth]
         return json.dumps(
-            {"sizes": self.sizes, "seconds": self.seconds, "context": self.context, "growth": growth,
-             "rollback": self.rollback}
-        )  # fmt: skip
+            {"sizes": self.sizes, "seconds": self.seconds, "context": self.context, "growth": growth}
+        )
 
     @classmethod
     def from_json(cls, text: str) -> CostModel:
@@ -108,19 +104,15 @@ class CostModel:
             raise ValueError("not a cost model: sizes must be a list of integers")
         if not (isinstance(seconds, list) and all(type(t) in (int, float) for t in seconds)):
             raise ValueError("not a cost model: seconds must be a list of numbers")
-        context, growth, rollback = (
-            data.get("context", 256),
-            data.get("growth", []),
-            data.get("rollback", 1.0),
-        )
+        context, growth = data.get("context", 256), data.get("growth", [])
         ok = isinstance(growth, list) and all(
             isinstance(x, list) and len(x) == 2 and type(x[0]) is int and type(x[1]) in (int, float)
             for x in growth
         )
-        if type(context) is not int or not ok or type(rollback) not in (int, float):
+        if type(context) is not int or not ok:
             raise ValueError("not a cost model: context must be an integer, growth a list of [n, seconds]")
         growth = tuple((n, float(g)) for n, g in growth)
-        return cls(tuple(sizes), tuple(seconds), context, growth, float(rollback))
+        return cls(tuple(sizes), tuple(seconds), context, growth)
 
     @classmethod
     def table(cls, relative: dict[int, float], unit: float = 1.0) -> CostModel:
@@ -130,6 +122,7 @@ class CostModel:
 
 
 GROWTH_SIZES = (1, 8, 32, 64)
+STEPS = 16  # consecutive one-token steps timed (their median)
 
 
 def measure(
@@ -138,7 +131,7 @@ def measure(
     """Time eval of n tokens after a kv-token context, median of `repeats`, for each n;
     then, when the context window allows, the growth sizes again after `far` tokens (the
     `far - kv` tokens in between cost one prefill)."""
-    widest = max(*sizes, 2 * repeats, 8)  # the one-token steps append up to 8 tokens
+    widest = max(*sizes, 2 * repeats, STEPS)  # the one-token steps append up to STEPS tokens
     far = min(far, backend.n_ctx - widest)
     text = FILLER
     tokens = backend.tokenize(text)
@@ -149,10 +142,9 @@ def measure(
     backend.truncate(0)
     backend.eval(tokens[:kv])
     seconds = [_time(backend, tokens, kv, n, repeats) for n in sizes]
-    rollback = _time(backend, tokens, kv, 1, repeats, after_rollback=True) / seconds[0]
     growth: tuple[tuple[int, float], ...] = ()
     measured = [n for n in growth_sizes if n in sizes]
-    if far >= 2 * kv and len(measured) >= 2:
+    if far >= 2 * kv and 1 in measured:
         backend.eval(tokens[kv:far])
         extra = {
             n: (_time(backend, tokens, far, n, repeats) - seconds[sizes.index(n)]) / (far - kv)
@@ -160,30 +152,30 @@ def measure(
         }
         growth = _line(extra)
     backend.truncate(0)
-    return CostModel(tuple(sizes), tuple(seconds), kv, growth, rollback)
+    return CostModel(tuple(sizes), tuple(seconds), kv, growth)
 
 
 def _line(points: dict[int, float]) -> tuple[tuple[int, float], ...]:
-    """g(n) = g0 + g1 n, least squares through the measured slopes, neither part below 0:
-    reading the cache costs every pass the same (g0), attending from n tokens grows with n
-    (g1). Each point alone is within the timing noise."""
-    ns, gs = list(points), list(points.values())
-    mean_n, mean_g = sum(ns) / len(ns), sum(gs) / len(gs)
-    var = sum((n - mean_n) ** 2 for n in ns)
-    g1 = max(0.0, sum((n - mean_n) * (g - mean_g) for n, g in zip(ns, gs, strict=True)) / var)
-    g0 = max(0.0, mean_g - g1 * mean_n)
-    return tuple((n, g0 + g1 * n) for n in ns)
+    """g(n) = g(1) + g1 (n - 1): g(1), one step's growth as measured (medians of many
+    consecutive steps at each context: reading the cache, what a plain step pays); g1, what
+    each further token of a pass adds, by least squares through the wider passes (each
+    alone is within the timing noise); neither below 0."""
+    base = max(0.0, points[1])
+    wider = [(n, g) for n, g in points.items() if n > 1]
+    g1 = 0.0
+    if wider:
+        g1 = max(0.0, sum((n - 1) * (g - base) for n, g in wider) / sum((n - 1) ** 2 for n, _ in wider))
+    return tuple((n, base + g1 * (n - 1)) for n in points)
 
 
-def _time(backend, tokens, at: int, n: int, repeats: int, after_rollback: bool = False) -> float:
+def _time(backend, tokens, at: int, n: int, repeats: int) -> float:
     """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`).
     One token is timed as plain decoding runs: consecutive steps, each appending to the
-    cache, none after a roll-back (a step right after one is slower: after_rollback times
-    that one, as a speculative run makes it)."""
-    if n == 1 and not after_rollback:
+    cache, none after a roll-back (a step right after one is slower)."""
+    if n == 1:
         backend.eval(tokens[at : at + 1])  # warm-up
         backend.truncate(at)
-        steps = max(8, 2 * repeats)
+        steps = max(STEPS, 2 * repeats)
         times = []
         for i in range(steps):
             t = time.perf_counter()

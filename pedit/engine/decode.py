@@ -103,12 +103,12 @@ class Tracker:
     """The run's figures, kept as counters (a Progress event costs O(1), whatever the run's
     length). The plain-decoding time behind `speedup` is what plain decoding would take
     here: with a cost model, the plain steps the passes stood for, each priced at its
-    place in the context, times how fast the machine is now against the calibration:
-        plain = sum_steps cost(1, c_i) * median_k0 (seconds / (cost(1, c) * rollback))
-    over the run's one-token passes (once it has 3), each against the price of a step
-    right after a roll-back (CostModel.rollback: such a step is slower than a plain one;
-    pricing every pass this way instead overstated plain decoding, docs/engine.md#figures).
-    Without a cost model: the median of this run's one-token passes per token."""
+    place in the context,
+        plain = sum_steps cost(1, c_i)
+    and without one, the median of this run's one-token passes per token. Not scaled by
+    the run's own passes: right after a roll-back or a batch of another size a pass is
+    slower than a plain step, and every such scaling tried overstated plain decoding
+    (docs/engine.md#figures, scripts/live_speedup.py)."""
 
     def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
         self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
@@ -117,7 +117,6 @@ class Tracker:
         self.accepted = self.rejected = 0
         self.by_drafter: dict[str, int] = {}
         self._plain: list[float] = []  # seconds of one-token passes, sorted
-        self._pace: list[float] = []  # one-token passes over their price, sorted
         self._plain_priced = 0.0
 
     def step(
@@ -140,8 +139,6 @@ class Tracker:
         if k == 0:
             bisect.insort(self._plain, seconds)
         if self.cost is not None:
-            if k == 0:
-                bisect.insort(self._pace, seconds / (self.cost.cost(1, at) * self.cost.rollback))
             # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
             # linear in the context: the middle one's price is their mean)
             self._plain_priced += steps * self.cost.cost(1, at + (steps - 1) / 2) if steps else 0.0
@@ -149,8 +146,7 @@ class Tracker:
     def plain_seconds(self, completion_tokens: int) -> float | None:
         """What plain decoding would have spent decoding this run's tokens."""
         if self.cost is not None and self._plain_priced > 0:
-            pace = self._pace[len(self._pace) // 2] if len(self._pace) >= 3 else 1.0
-            return self._plain_priced * pace
+            return self._plain_priced
         if self._plain:
             return self._plain[len(self._plain) // 2] * completion_tokens
         return None
