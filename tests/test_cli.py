@@ -58,6 +58,15 @@ def test_help_lists_commands_and_exit_codes():
     assert invoke("--version").output.strip() == "pedit, version 0.1.0"
 
 
+def test_the_cli_names_the_engines_drafters():
+    """cli/options.py spells the drafter names out (importing the engine would load numpy
+    for --help): the same names, in the same order."""
+    from pedit.cli import options
+    from pedit.engine.edit import DRAFTERS
+
+    assert options.DRAFTERS == DRAFTERS
+
+
 @pytest.mark.parametrize("args", [[], ["fix"], ["models", "pull"], ["hook", "run"], ["bench"], ["tui"]])
 def test_help_does_not_import_the_heavy_libraries(args):
     code = (

@@ -99,6 +99,24 @@ class Oracle:
         return [int(t) for t in self.rng.integers(0, self.vocab, size=k)]
 
 
+def drafted_run(backend, prompt, options, drafter, planner, acceptance, draft_max):
+    """The speculative loop over `prompt` with one drafter (the primary), until the fence."""
+    composite = Composite([drafter], acceptance.expected, primary=True)
+    return last(
+        speculative_generate(
+            backend,
+            prompt.tokens,
+            options,
+            composite,
+            planner,
+            acceptance,
+            draft_max=draft_max,
+            cost=FLAT,
+            until=FenceStream(prompt.fence),
+        )  # fmt: skip
+    )
+
+
 @SETTINGS
 @given(
     text=st.sampled_from(TEXTS),
@@ -116,19 +134,7 @@ def test_always_right_wrong_and_random_drafts(text, kind, sampling, draft_max, n
     oracle = Oracle(kind, plain.tokens, len(prompt.tokens), backend.n_vocab, sampling.seed or 0)
     acceptance = Acceptance(oracle.priors)
     planner = FixedPlanner() if fixed else CostPlanner(FLAT, acceptance)
-    spec = last(
-        speculative_generate(
-            backend,
-            prompt.tokens,
-            options,
-            Composite([oracle], acceptance.expected, primary=True),
-            planner,
-            acceptance,
-            draft_max=draft_max,
-            cost=FLAT,
-            until=FenceStream(prompt.fence),
-        )  # fmt: skip
-    )
+    spec = drafted_run(backend, prompt, options, oracle, planner, acceptance, draft_max)
     same_run(plain, spec)
     st_ = spec.stats
     if kind == "right" and fixed:
@@ -228,19 +234,7 @@ def learned_run(backend, text, sampling, draft_max, pick, fixed=True):
     drafter = PredictedOutput(draft, start=len(prompt.tokens), token_bytes=backend.token_bytes)
     acceptance = Acceptance(drafter.priors)
     planner = FixedPlanner() if fixed else CostPlanner(FLAT, acceptance)
-    spec = last(
-        speculative_generate(
-            backend,
-            prompt.tokens,
-            options,
-            Composite([drafter], acceptance.expected, primary=True),
-            planner,
-            acceptance,
-            draft_max=draft_max,
-            cost=FLAT,
-            until=FenceStream(prompt.fence),
-        )  # fmt: skip
-    )
+    spec = drafted_run(backend, prompt, options, drafter, planner, acceptance, draft_max)
     return plain, spec, drafter
 
 

@@ -29,6 +29,7 @@ class PeerResult:
     verified: int  # draft tokens evaluated in decode passes
     prefill_seconds: float
     decode_seconds: float
+    estimated_plain_seconds: float = 0.0  # a peer shows no live speedup
 
     @property
     def accepted(self) -> int:

@@ -214,5 +214,5 @@ def _record(
     return Run(
         task, backend, config, repeat, len(got.tokens), got.forward_passes, got.accepted, got.rejected,
         got.prefill_seconds, got.decode_seconds, got.tokens == plain,
-        getattr(got, "estimated_plain_seconds", 0.0),
+        got.estimated_plain_seconds,
     )  # fmt: skip

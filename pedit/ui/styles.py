@@ -26,7 +26,7 @@ LEGEND = [
 
 def speedup_text(speedup: float) -> str:
     """A live speedup as a person should read it: its plain-decoding baseline is priced from
-    the calibration, which this machine's load moves by about ±10% between runs
+    the calibration, and this machine's load moves a plain run by 10% or more between runs
     (scripts/live_speedup.py), so one decimal and an approximate sign."""
     return f"≈{speedup:.1f}x"
 
