@@ -82,15 +82,35 @@ def test_planner_drafts_only_when_it_pays():
 def test_acceptance_scores_every_proposal_against_what_was_emitted():
     acc = Acceptance({"a": (1.0, 1.0), "b": (1.0, 1.0)}, decay=1.0)
     acc.observe([Draft([1, 2, 3, 4], "A", "a"), Draft([9, 2], "B", "b"), NO_DRAFT], emitted=[1, 2, 7])
-    # a: 1 ok, 2 ok, 3 != 7 -> 3 trials, 2 successes; b: 9 != 1 -> 1 trial, 0 successes
-    assert acc.alpha("a") == pytest.approx((1 + 2) / (2 + 3))
-    assert acc.alpha("b") == pytest.approx(1 / 3)
-    assert acc.expected("a", 2) == pytest.approx(0.6 + 0.36)
+    # a: first 1 ok (1 trial, 1 success); then 2 ok, 3 != 7 (next: 2 trials, 1 success)
+    # b: first 9 != 1 (1 trial, 0 successes); nothing after a rejected token is scored
+    assert acc.rates("a") == pytest.approx(((1 + 1) / (2 + 1), (1 + 1) / (2 + 2)))
+    assert acc.rates("b") == pytest.approx((1 / 3, 0.5))
+    assert acc.expected("a", 2) == pytest.approx(2 / 3 * (1 + 0.5))
+    assert acc.expected("a", 0) == 0.0
     decaying = Acceptance({"a": (1.0, 1.0)}, decay=0.5)
     decaying.observe([Draft([1], "A", "a")], [1])
     decaying.observe([Draft([1], "A", "a")], [2])
-    assert decaying.alpha("a") == pytest.approx((1 + 0.5) / (2 + 1.5))
-    assert acc.alpha("never seen") == 0.5  # an unknown label starts from Beta(1, 1)
+    assert decaying.rates("a")[0] == pytest.approx((1 + 0.5) / (2 + 1.5))
+    assert acc.rates("never seen") == (0.5, 0.5)  # an unknown label starts from Beta(1, 1)
+
+
+def test_a_lookup_that_is_usually_wrong_at_once_is_not_trusted_with_a_long_draft():
+    """Open-ended text: prompt lookup's first token is right 1 time in 5, but a copy that
+    starts right runs on. One pooled rate (~0.8 here) would bet 15 tokens; the first-token
+    rate keeps the planner at plain steps."""
+    cpu = CostModel.table({1: 1.0, 2: 1.66, 4: 2.0, 8: 3.0, 16: 5.0, 32: 9.0, 64: 18.0})
+    acc = Acceptance({"x": (1.0, 1.0)}, decay=1.0)
+    for _ in range(8):  # 8 copies that start right and run 10 tokens
+        acc.observe([Draft(list(range(11)), "L", "x")], list(range(10)) + [99])
+    for _ in range(32):  # 32 lookups wrong at their first token
+        acc.observe([Draft([5, 6], "L", "x")], [7])
+    first, nxt = acc.rates("x")
+    assert first == pytest.approx(9 / 42) and nxt == pytest.approx(73 / 82)
+    assert CostPlanner(cpu, acc).choose("x", 20) == 0
+    pooled = (1 + 8 + 72) / (2 + 8 + 80 + 32)  # what one rate over every trial would say
+    assert pooled > 0.66
+    assert CostPlanner(cpu, Acceptance({"x": (pooled * 1e4, (1 - pooled) * 1e4)})).choose("x", 20) > 0
 
 
 def test_calibration_is_measured_once_and_cached(tmp_path):

@@ -1,17 +1,21 @@
 """How many draft tokens to verify: the K that maximises expected tokens per second.
 
 Acceptance. For each proposal label s (a drafter, and how it made the proposal: prompt
-lookup's match length, predicted output in sync or just re-synced), a running estimate of
-the probability that the model accepts the next draft token given it accepted the
-previous ones, alpha_s, from Beta prior counts plus decayed counts of trials and
-successes. Every step, every proposal that could have been chosen is scored against the
-tokens the model actually emitted (one that was not used is scored for free, up to the
-emitted length), so a drafter that is never chosen still gets measured.
+lookup's match length, predicted output in sync or just re-synced), two running estimates:
+  first_s = P(the model accepts the draft's first token),
+  next_s  = P(it accepts the next draft token | it accepted the previous one),
+each from Beta prior counts plus decayed counts of trials and successes. They differ most
+where nothing can be copied: a lookup match in open-ended text is usually wrong at once
+(first_s low), but when its first token is right the copy tends to run on (next_s high); one
+pooled rate would let the long runs talk the planner into long, doomed drafts. Every step,
+every proposal that could have been chosen is scored against the tokens the model actually
+emitted (one that was not used is scored for free, up to the emitted length), so a drafter
+that is never chosen still gets measured.
 
 Choice. With the draft's label s and the cost model's t(n, c) at the current context
 length c, verifying k draft tokens
 emits in expectation
-    E(k) = 1 + alpha_s + alpha_s^2 + ... + alpha_s^k       (the model's own token + accepted)
+    E(k) = 1 + first_s (1 + next_s + ... + next_s^(k-1))  (the model's own token + accepted)
 tokens for t(k + 1) seconds, so the planner picks
     k* = argmax_{0 <= k <= len(draft)}  E(k) / t(k + 1)
 and k* = 0 is a plain single-token step: a draft is only verified when it is expected to
@@ -33,15 +37,32 @@ DEFAULT_PRIOR = (1.0, 1.0)
 
 
 @dataclass
-class _Counts:
+class _Rate:
     a: float  # prior successes
     b: float  # prior failures
     trials: float = 0.0
     successes: float = 0.0
 
     @property
-    def alpha(self) -> float:
+    def p(self) -> float:
         return (self.a + self.successes) / (self.a + self.b + self.trials)
+
+    def decay(self, factor: float) -> None:
+        self.trials *= factor
+        self.successes *= factor
+
+    def add(self, success: bool) -> None:
+        self.trials += 1
+        self.successes += success
+
+
+class _Counts:
+    """A label's two rates, both starting from its prior."""
+
+    __slots__ = ("first", "next")
+
+    def __init__(self, a: float, b: float):
+        self.first, self.next = _Rate(a, b), _Rate(a, b)
 
 
 class Acceptance:
@@ -50,33 +71,65 @@ class Acceptance:
     def __init__(self, priors: dict[str, tuple[float, float]], decay: float = 0.98):
         self._counts = {label: _Counts(*prior) for label, prior in priors.items()}
         self.decay = decay
+        self._pending: dict[str, tuple[str, list[int]]] = {}  # source -> (label, tokens to score)
 
     def _get(self, label: str) -> _Counts:
         if label not in self._counts:
             self._counts[label] = _Counts(*DEFAULT_PRIOR)
         return self._counts[label]
 
-    def alpha(self, label: str) -> float:
-        return self._get(label).alpha
+    def rates(self, label: str) -> tuple[float, float]:
+        """(first_s, next_s)."""
+        c = self._get(label)
+        return c.first.p, c.next.p
 
     def expected(self, label: str, k: int) -> float:
-        """Expected accepted draft tokens among the first k: alpha + alpha^2 + ... + alpha^k."""
-        a = self.alpha(label)
-        return k if a >= 1.0 else a * (1 - a**k) / (1 - a)
+        """Expected accepted draft tokens among the first k: first (1 + next + ... + next^(k-1))."""
+        if k < 1:
+            return 0.0
+        first, nxt = self.rates(label)
+        return first * (k if nxt >= 1.0 else (1 - nxt**k) / (1 - nxt))
 
     def observe(self, proposals: Iterable[Draft], emitted: list[int]) -> None:
+        """Score this step's eligible proposals against the tokens it emitted. A proposal
+        that matched every emitted token and has more stays pending, and its next tokens are
+        scored against the next steps' tokens: so next_s is learnt from plain steps too (one
+        emitted token would score only first tokens, and a rate that is never bet on would
+        never move). While a drafter has a proposal pending, its new ones (the same text,
+        one token on) score only their first token, so no token is counted twice."""
         for counts in self._counts.values():
-            counts.trials *= self.decay
-            counts.successes *= self.decay
-        for draft in proposals:
-            if not draft.tokens:
+            counts.first.decay(self.decay)
+            counts.next.decay(self.decay)
+        if not emitted:
+            return
+        drafts = [d for d in proposals if d.tokens]
+        sources = {d.source for d in drafts}
+        for source in [s for s in self._pending if s not in sources]:
+            del self._pending[source]  # not eligible now: scored only where it could be used
+        for source, (label, rest) in list(self._pending.items()):
+            left = self._follow(self._get(label).next, rest, emitted)
+            if left:
+                self._pending[source] = (label, left)
+            else:
+                del self._pending[source]
+        for d in drafts:
+            counts = self._get(d.label)
+            counts.first.add(d.tokens[0] == emitted[0])
+            if d.tokens[0] != emitted[0] or d.source in self._pending:
                 continue
-            counts = self._get(draft.label)
-            for guess, actual in zip(draft.tokens, emitted, strict=False):
-                counts.trials += 1
-                if guess != actual:
-                    break
-                counts.successes += 1
+            left = self._follow(counts.next, d.tokens[1:], emitted[1:])
+            if left:
+                self._pending[d.source] = (d.label, left)
+
+    @staticmethod
+    def _follow(rate: _Rate, tokens: list[int], emitted: list[int]) -> list[int]:
+        """Score `tokens` against `emitted` up to the first miss; what is left to score
+        later ([] after a miss or when every token was scored)."""
+        for guess, actual in zip(tokens, emitted, strict=False):
+            rate.add(guess == actual)
+            if guess != actual:
+                return []
+        return tokens[len(emitted) :]
 
 
 class Planner(Protocol):
@@ -109,12 +162,12 @@ class CostPlanner:
     def choose(self, label: str, available: int, at: int = 0) -> int:
         if available < 1:
             return 0
-        a = self.acceptance.alpha(label)
+        first, nxt = self.acceptance.rates(label)
         t = self.prices(at, available)
         best_k, best_rate = 0, (1.0 + self.margin) / t[0]
         survive, expected = 1.0, 1.0
         for k in range(1, available + 1):
-            survive *= a
+            survive *= nxt if k > 1 else first
             expected += survive
             rate = expected / t[k]
             if rate > best_rate:
