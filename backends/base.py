@@ -69,7 +69,10 @@ class Backend(Protocol):
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         """Append tokens at positions n_past.. and return float32 logits [n_logits, n_vocab]
         of the last n_logits of them (row i predicts the token after tokens[-n_logits + i]).
-        The array is the caller's to modify (a keep-bias adds to it in place)."""
+        The caller may modify the array (a keep-bias adds to it in place), and may use it
+        only until the next eval, truncate or close: llama.cpp hands out a view of its own
+        logits buffer (no copy of (k+1) x n_vocab floats per pass), which the next pass
+        overwrites."""
 
     def truncate(self, n: int) -> None:
         """Keep the first n tokens of the KV cache, drop the rest."""

@@ -151,27 +151,38 @@ class LlamaCppBackend:
         if not n or not 1 <= n_logits <= n:
             raise ValueError(f"eval: {n} tokens, n_logits={n_logits}")
         check_room(self._n_past, n, self.n_ctx)
-        L, batch = self._L, self._batch
-        out = np.empty((n_logits, self.n_vocab), dtype=np.float32)
+        L = self._L
         first_out = n - n_logits  # index in `tokens` of the first position whose logits we return
+        if n <= self._n_batch:  # one llama_decode: its own logits buffer, no copy
+            self._decode(tokens, first_out)
+            rows = L.llama_get_logits(self._ctx)  # the flagged rows, contiguous, in batch order
+            self._n_past += n
+            return np.ctypeslib.as_array(rows, shape=(n_logits, self.n_vocab))
+        out = np.empty((n_logits, self.n_vocab), dtype=np.float32)
         for start in range(0, n, self._n_batch):  # a prompt longer than n_batch goes in slices
             chunk = tokens[start : start + self._n_batch]
-            batch.n_tokens = len(chunk)
-            for i, tok in enumerate(chunk):
-                batch.token[i] = tok
-                batch.pos[i] = self._n_past + i
-                batch.n_seq_id[i] = 1
-                batch.seq_id[i][0] = 0
-                batch.logits[i] = 1 if start + i >= first_out else 0
-            rc = L.llama_decode(self._ctx, batch)
-            if rc != 0:
-                L.llama_memory_seq_rm(self._mem, 0, self._n_past, -1)
-                raise BackendError(f"llama_decode failed with code {rc}")
+            self._decode(chunk, first_out - start)
             for i in range(max(0, first_out - start), len(chunk)):
                 row = L.llama_get_logits_ith(self._ctx, i)
                 out[start + i - first_out] = np.ctypeslib.as_array(row, shape=(self.n_vocab,))
             self._n_past += len(chunk)
         return out
+
+    def _decode(self, chunk: Sequence[int], first_out: int) -> None:
+        """llama_decode `chunk` at n_past.. (n_past is not advanced), with logits from index
+        first_out on."""
+        L, batch = self._L, self._batch
+        batch.n_tokens = len(chunk)
+        for i, tok in enumerate(chunk):
+            batch.token[i] = tok
+            batch.pos[i] = self._n_past + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = 1 if i >= first_out else 0
+        rc = L.llama_decode(self._ctx, batch)
+        if rc != 0:
+            L.llama_memory_seq_rm(self._mem, 0, self._n_past, -1)
+            raise BackendError(f"llama_decode failed with code {rc}")
 
     def truncate(self, n: int) -> None:
         if n < 0:

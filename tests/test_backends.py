@@ -87,7 +87,7 @@ def test_eval_truncate_re_eval_is_identical(backend):
     toks = _prompt(backend)
     head, tail = toks[:10], toks[10:]
     backend.eval(head)
-    first = backend.eval(tail, n_logits=len(tail))
+    first = backend.eval(tail, n_logits=len(tail)).copy()  # valid until the next eval: keep a copy
     backend.truncate(len(head))
     assert backend.n_past == len(head)
     again = backend.eval(tail, n_logits=len(tail))
@@ -101,7 +101,7 @@ def test_truncate_then_diverge_matches_fresh_sequence(backend):
     other = backend.tokenize(" completely different words")
     backend.eval(toks)
     backend.truncate(8)
-    after_rollback = backend.eval(other, n_logits=len(other))
+    after_rollback = backend.eval(other, n_logits=len(other)).copy()
     backend.truncate(0)
     fresh = backend.eval(toks[:8] + other, n_logits=len(other))
     tol = TOLERANCE[backend.name]
@@ -112,9 +112,9 @@ def test_batched_logits_match_one_token_steps(backend):
     """Logits for all positions of a batch (what verification uses) agree with feeding the
     tokens one at a time (plain decoding): exactly on reference, closely elsewhere."""
     toks = _prompt(backend)
-    batched = backend.eval(toks, n_logits=len(toks))
+    batched = backend.eval(toks, n_logits=len(toks)).copy()
     backend.truncate(0)
-    stepwise = np.concatenate([backend.eval([t]) for t in toks])
+    stepwise = np.concatenate([backend.eval([t]).copy() for t in toks])
     tol = TOLERANCE[backend.name]
     np.testing.assert_allclose(batched, stepwise, atol=tol, rtol=0)
     assert (batched.argmax(1) == stepwise.argmax(1)).mean() >= 0.9
@@ -133,10 +133,13 @@ def test_reference_logits_depend_only_on_the_prefix():
     """The property the exact tests rely on: any batching, any rollback, same bits."""
     a = open_backend("reference")
     toks = a.tokenize("speculative decoding is lossless on the reference backend")
-    whole = a.eval(toks, n_logits=len(toks))
+    whole = a.eval(toks, n_logits=len(toks)).copy()
     for split in (1, 5, 17):
         a.truncate(0)
-        parts = [a.eval(toks[:split], n_logits=split), a.eval(toks[split:], n_logits=len(toks) - split)]
+        parts = [
+            a.eval(toks[:split], n_logits=split).copy(),
+            a.eval(toks[split:], n_logits=len(toks) - split),
+        ]
         np.testing.assert_array_equal(np.concatenate(parts), whole)
 
 

@@ -79,6 +79,14 @@ def test_help_does_not_import_the_heavy_libraries(args):
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+def test_a_reader_that_goes_away_ends_pedit_quietly():
+    """`pedit edit --help | head -70` (as a user typed it): the reader goes away while pedit
+    still writes. No 'internal error', no traceback: exit 1, as click and rich do."""
+    line = f"{sys.executable} -m pedit edit --help | head -70 >/dev/null; exit ${{PIPESTATUS[0]}}"
+    result = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (1, "")
+
+
 @pytest.mark.parametrize(
     "command, instruction", [("fix", None), ("refactor", "rename x"), ("edit", "Fix it")]
 )

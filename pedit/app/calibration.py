@@ -20,7 +20,8 @@ from ..backends import Backend
 from ..engine.costmodel import CostModel, measure
 from ..models.cachefile import warn_stderr, write_cache_file
 
-COSTS_FORMAT = 2  # 2: with the growth over the context (a cached entry of format 1 is measured again)
+# 2: with the growth over the context; 3: llama.cpp's logits not copied (older entries are measured again)
+COSTS_FORMAT = 3
 
 
 def cpu_name() -> str:

@@ -57,6 +57,8 @@ class PeditGroup(TyperGroup):
             _fail(ctx, "interrupted; the file being rewritten was not written", ExitCode.INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # `pedit ... | head`: click's main ends quietly with 1, as rich does
+            raise
         except Exception as exc:
             if os.environ.get("PEDIT_DEBUG"):
                 traceback.print_exc()
@@ -73,7 +75,8 @@ def _fail(ctx: click.Context, message: str, code: int):
 EPILOG = "\n\n".join(
     [
         "**Exit codes:**",
-        "- 0 ok or no change; 1 would change (--check); 2 usage error or bad input",
+        "- 0 ok or no change; 1 would change (--check), or output closed early (| head)",
+        "- 2 usage error or bad input",
         "- 3 model missing, corrupt or unloadable",
         "- 4 the file changed on disk (or another pedit has it)",
         "- 5 the answer was refused (incomplete, or the guard)",

@@ -59,7 +59,7 @@ class KeepBias:
 
     def bias(self, rows: np.ndarray, targets: Sequence[int | None]) -> np.ndarray:
         """rows ([n, n_vocab] or [n_vocab]) with β added at each row's target, in place:
-        a backend's eval() returns logits the caller owns, and they are used once."""
+        a backend's eval() returns logits the caller may modify, and they are used once."""
         grid = rows if rows.ndim == 2 else rows[np.newaxis]  # a view either way
         for i, t in enumerate(targets):
             if t is not None and t < grid.shape[1]:
