@@ -157,6 +157,5 @@ def test_a_rename_costs_one_rejected_draft_not_one_per_occurrence(speculate, mon
     plain = list(
         edit_events(backend2, req, speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
     )
-    # one per occurrence (auto: 8 of the 9, one comes right after another edit, where it
-    # does not bet on the file)
-    assert plain[-1].text == renamed and rejected_drafts(plain) == {"fixed": n, "auto": n - 1}[speculate]
+    # one per occurrence: both planners bet on the file at every one of them
+    assert plain[-1].text == renamed and rejected_drafts(plain) == n

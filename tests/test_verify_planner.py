@@ -113,6 +113,18 @@ def test_a_lookup_that_is_usually_wrong_at_once_is_not_trusted_with_a_long_draft
     assert CostPlanner(cpu, Acceptance({"x": (pooled * 1e4, (1 - pooled) * 1e4)})).choose("x", 20) > 0
 
 
+def test_thin_evidence_shortens_lookup_bets_but_not_the_files():
+    """The same counts: a lookup label is bet on one standard deviation low (shorter drafts,
+    the more so the thinner the evidence); the predicted output's label at its mean."""
+    cpu = CostModel.table({1: 1.0, 2: 1.7, 4: 2.7, 8: 4.7, 16: 5.5, 32: 9.7, 64: 17.6})
+    thin = Acceptance({"lookup:3": (9.0, 1.0), "predicted": (9.0, 1.0)})
+    rich = Acceptance({"lookup:3": (900.0, 100.0)})
+    planner = CostPlanner(cpu, thin)
+    lookup, file = planner.choose("lookup:3", 60), planner.choose("predicted", 60)
+    assert lookup < file == 15
+    assert lookup < CostPlanner(cpu, rich).choose("lookup:3", 60) == file
+
+
 def test_calibration_is_measured_once_and_cached(tmp_path):
     from pedit.backends import open_backend
 
