@@ -177,3 +177,28 @@ def test_the_header_names_the_runs_and_the_step_that_rendered_them(quick_referen
     step = "pedit bench --from runs.json --markdown docs/benchmarks.md"
     text = report.markdown({**data, "rendered": step}, None)
     assert f"(each run's `--json` saved to a file), then rendered by `{step}`;" in text
+
+
+def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
+    from pedit.bench.goals import goals, repeated_edit_tasks
+    from pedit.bench.run import BackendResult, Run
+    from pedit.engine.costmodel import CostModel
+
+    tasks = [
+        {"id": "rename", "category": "code", "check": {"rename": {"lo": "low"}}},
+        {"id": "hints", "category": "code", "check": {"hints": True}},
+        {"id": "fix", "category": "prose", "check": {}},
+    ]
+    assert repeated_edit_tasks(tasks) == {"rename", "hints"}
+    cost = CostModel((1, 2, 4), (0.02, 0.03, 0.04))
+    runs = []
+    for task, (acc, rej) in {"rename": (200, 10), "hints": (100, 12), "fix": (100, 90)}.items():
+        for repeat in range(2):  # summed over the repeats: 20/400, 24/200
+            runs += [Run(task, "x", "plain", repeat, 100, 101, 0, 0, 0.1, 4.0, True),
+                     Run(task, "x", "pedit", repeat, 100, 30, acc, rej, 0.1, 2.0, True)]  # fmt: skip
+    result = BackendResult("x", "m", {}, cost, runs)
+    categories = {t["id"]: t["category"] for t in tasks}
+    rows = {g: (m, ok) for g, m, ok in goals(result, categories, repeated_edit_tasks(tasks))}
+    goal = "rename and type-hint edits: rejected draft tokens <= 10% of accepted"
+    assert rows[goal] == ("worst 12% (hints 12%, rename 5%)", False)
+    assert goal not in {g for g, _, _ in goals(result, categories)}  # no such tasks named: no row

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .cells import cells, config_names, disturbed_tasks, median_over
 from .chart import chart  # noqa: F401  (the report's chart, for cli/bench.py)
-from .goals import goals, sampling_goal, shortfalls
+from .goals import goals, repeated_edit_tasks, sampling_goal, shortfalls
 from .merge import merge  # noqa: F401  (saved runs as one, for cli/bench.py)
 from .run import SAMPLING, BackendResult
 
@@ -126,7 +126,7 @@ def markdown(data: dict, chart_file: str | None) -> str:
             "| goal | measured | met |",
             "|---|---|---|",
         ]
-        for goal, measured, met in goals(result, categories):
+        for goal, measured, met in goals(result, categories, repeated_edit_tasks(data["tasks"])):
             out.append(f"| {goal} | {measured} | {'yes' if met else '**no**'} |")
         facts = shortfalls(result, categories)
         if facts:

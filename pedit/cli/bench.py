@@ -123,7 +123,8 @@ def bench_command(
         for d in data["results"]:
             out.print(report.rich_table(report.BackendResult.from_dict(d)))
             categories = {t["id"]: t["category"] for t in data["tasks"]}
-            for goal, measured, met in report.goals(report.BackendResult.from_dict(d), categories):
+            repeated = report.repeated_edit_tasks(data["tasks"])
+            for goal, measured, met in report.goals(report.BackendResult.from_dict(d), categories, repeated):
                 out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
         _write_report(markdown, data, report, err)
