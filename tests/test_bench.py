@@ -202,3 +202,18 @@ def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
     goal = "rename and type-hint edits: rejected draft tokens <= 10% of accepted"
     assert rows[goal] == ("worst 12% (hints 12%, rename 5%)", False)
     assert goal not in {g for g, _, _ in goals(result, categories)}  # no such tasks named: no row
+
+
+def test_a_suite_run_in_parts_is_merged_as_parts_not_as_reruns():
+    from pedit.bench.merge import merge
+
+    def part(tasks, started):
+        runs = [{"task": t, "config": c} for t in tasks for c in ("plain", "pedit")]
+        result = {"backend": "b", "model": "m", "runs": runs, "sampled": [], "cost": {}, "versions": {}}
+        return {"results": [result], "command": "c", "started": started, "tasks": [], "repeats": 1}
+
+    merged = merge([part(["a", "b"], "1"), part(["c"], "2"), part(["b"], "3")])
+    (home,) = merged["results"]
+    assert home["later"] == [{"tasks": ["c"], "started": "2"}]
+    assert home["rerun"] == [{"tasks": ["b"], "started": "3"}]
+    assert sorted(r["task"] for r in home["runs"]) == ["a", "a", "b", "b", "c", "c"]

@@ -7,8 +7,9 @@ def merge(datas: list[dict]) -> dict:
     """Several saved runs as one report, in order: results of another backend or model are
     added; for the same backend and model, a run with only the sampling check (--repeats 0
     --seeds N) joins the earlier result, and a timed run of some tasks (--tasks) replaces
-    those tasks' runs in it (a re-run: every ratio is still against plain decoding of the
-    same process; the limit stays the earlier run's)."""
+    those tasks' runs in it ("rerun") or adds them ("later": a suite run in parts); every
+    ratio is still against plain decoding of the same process; the limit stays the first
+    run's."""
     if len(datas) == 1:
         return datas[0]
     out = dict(datas[0])
@@ -25,9 +26,12 @@ def merge(datas: list[dict]) -> dict:
                 home.update({k: r[k] for k in ("runs", "cost", "limit", "versions") if k in r})
                 home["device"] = r.get("device", "")
             elif r["runs"]:
-                again = {x["task"] for x in r["runs"]}
+                tasks = {x["task"] for x in r["runs"]}
+                again = tasks & {x["task"] for x in home["runs"]}
                 home["runs"] = [x for x in home["runs"] if x["task"] not in again] + list(r["runs"])
-                home.setdefault("rerun", []).append({"tasks": sorted(again), "started": d["started"]})
+                for key, which in (("rerun", again), ("later", tasks - again)):
+                    if which:
+                        home.setdefault(key, []).append({"tasks": sorted(which), "started": d["started"]})
             home["sampled"] = [*home.get("sampled", []), *r.get("sampled", [])]
     out["results"] = results
     out["command"] = " and ".join(dict.fromkeys(d["command"] for d in datas))
