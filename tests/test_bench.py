@@ -185,14 +185,18 @@ def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
     from pedit.engine.costmodel import CostModel
 
     tasks = [
-        {"id": "rename", "category": "code", "check": {"rename": {"lo": "low"}}},
-        {"id": "hints", "category": "code", "check": {"hints": True}},
-        {"id": "fix", "category": "prose", "check": {}},
+        {"id": "code-x-rename", "category": "code"},
+        {"id": "code-y-types", "category": "code"},
+        {"id": "prose-z", "category": "prose"},
     ]
-    assert repeated_edit_tasks(tasks) == {"rename", "hints"}
+    assert repeated_edit_tasks(tasks) == {"code-x-rename", "code-y-types"}
     cost = CostModel((1, 2, 4), (0.02, 0.03, 0.04))
     runs = []
-    for task, (acc, rej) in {"rename": (200, 10), "hints": (100, 12), "fix": (100, 90)}.items():
+    for task, (acc, rej) in {
+        "code-x-rename": (200, 10),
+        "code-y-types": (100, 12),
+        "prose-z": (100, 90),
+    }.items():
         for repeat in range(2):  # summed over the repeats: 20/400, 24/200
             runs += [Run(task, "x", "plain", repeat, 100, 101, 0, 0, 0.1, 4.0, True),
                      Run(task, "x", "pedit", repeat, 100, 30, acc, rej, 0.1, 2.0, True)]  # fmt: skip
@@ -200,7 +204,7 @@ def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
     categories = {t["id"]: t["category"] for t in tasks}
     rows = {g: (m, ok) for g, m, ok in goals(result, categories, repeated_edit_tasks(tasks))}
     goal = "rename and type-hint edits: rejected draft tokens <= 10% of accepted"
-    assert rows[goal] == ("worst 12% (hints 12%, rename 5%)", False)
+    assert rows[goal] == ("worst 12% (code-x-rename 5%, code-y-types 12%)", False)
     assert goal not in {g for g, _, _ in goals(result, categories)}  # no such tasks named: no row
 
 
