@@ -221,3 +221,15 @@ def test_a_suite_run_in_parts_is_merged_as_parts_not_as_reruns():
     assert home["later"] == [{"tasks": ["c"], "started": "2"}]
     assert home["rerun"] == [{"tasks": ["b"], "started": "3"}]
     assert sorted(r["task"] for r in home["runs"]) == ["a", "a", "b", "b", "c", "c"]
+
+
+def test_the_corpus_names_its_rename_and_type_hint_tasks_so():
+    from dataclasses import asdict
+
+    from pedit.bench.corpus import load_tasks
+    from pedit.bench.goals import repeated_edit_tasks
+
+    tasks = [asdict(t) for t in load_tasks()]
+    checked = {t["id"] for t in tasks if {"rename", "hints"} & set(t["check"])}
+    assert checked <= repeated_edit_tasks(tasks)  # every checked rename or type-hint task counts
+    assert "md-platformdirs-rename" in repeated_edit_tasks(tasks)  # a rename without a code check

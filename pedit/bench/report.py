@@ -159,10 +159,9 @@ def markdown(data: dict, chart_file: str | None) -> str:
             name = f"{task} (disturbed)" if task in disturbed else task
             head = f"| {name} | {p.output_tokens} | {p.forward_passes}, {p.tokens_per_second:.1f} | "
             out.append(head + " | ".join(cols) + " |")
-        for later in d.get("later", []):
-            out.append(f"\nMeasured in a later process ({later['started']}): {', '.join(later['tasks'])}.")
-        for again in d.get("rerun", []):
-            out.append(f"\nRe-run in a later process ({again['started']}): {', '.join(again['tasks'])}.")
+        for key, what in (("later", "Measured"), ("rerun", "Re-run")):
+            for part in d.get(key, []):
+                out.append(f"\n{what} in a later process ({part['started']}): {', '.join(part['tasks'])}.")
         out.append("")
         if result.sampled:
             out += sampling_section(result)
