@@ -21,6 +21,7 @@ class Stats:
     accepted_by_drafter: dict[str, int] = field(default_factory=dict)
     plain_step_seconds: float | None = None  # a plain one-token step, measured in this run
     speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
+    coalesced_tokens: int = 0  # tokens a grammar forced, emitted without a forward pass of their own
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -49,6 +50,7 @@ class Stats:
             sum(x.prefill_seconds for x in runs), decode, runs[-1].stop_reason if runs else "",
             sum(x.accepted_prediction_tokens for x in runs), sum(x.rejected_prediction_tokens for x in runs),
             by, plain / tokens if plain and tokens else None, plain / decode if plain and decode else None,
+            sum(x.coalesced_tokens for x in runs),
         )  # fmt: skip
 
     def to_dict(self) -> dict:
@@ -76,11 +78,13 @@ class TokenGenerated:
 
 @dataclass(frozen=True, slots=True)
 class TokensAccepted:
-    """Draft tokens the model verified and accepted, all proposed by one drafter."""
+    """Tokens emitted without a draw of their own: draft tokens the model verified and
+    accepted, all proposed by one drafter (source: its name), or tokens a grammar forced
+    (source "grammar", engine/constrained.py)."""
 
     tokens: tuple[int, ...]
     text: str
-    source: str  # "predicted", "lookup", "ngram", ...
+    source: str  # "predicted", "lookup", "ngram", "grammar"
 
 
 @dataclass(frozen=True, slots=True)

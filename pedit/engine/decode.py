@@ -115,6 +115,7 @@ class Tracker:
         self.start = time.perf_counter()
         self.passes = 1
         self.accepted = self.rejected = 0
+        self.coalesced = 0  # tokens a grammar forced, emitted without a pass of their own
         self.by_drafter: dict[str, int] = {}
         self._plain: list[float] = []  # seconds of one-token passes, sorted
         self._plain_priced = 0.0
@@ -158,7 +159,7 @@ class Tracker:
             self.prompt_tokens, completion_tokens, self.passes, self.prefill_seconds, decode, stop,
             self.accepted, self.rejected, dict(self.by_drafter),
             plain / completion_tokens if plain and completion_tokens else None,
-            plain / decode if plain and decode > 0 else None,
+            plain / decode if plain and decode > 0 else None, self.coalesced,
         )  # fmt: skip
 
 

@@ -17,10 +17,12 @@ from ..events import Event
 from ..request import EditRequest
 from .costmodel import CostModel, measure
 from .decode import DecodeOptions, generate
+from .constrained import constrained_generate
 from .drafters.compose import Composite, priors
 from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
+from .grammar import Constraint, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias
 from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
@@ -66,6 +68,8 @@ def edit_events(
     kind: str = "rewrite",
     reuse: Sequence[int] = (),
     keep_bias: float = 0.0,
+    constraint: Constraint | None = None,
+    coalesce: bool = True,
 ) -> Iterator[Event]:
     """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
     of new text about the file (kind "summary": no predicted draft). speculate: "off"
@@ -73,7 +77,9 @@ def edit_events(
     picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
     holds (a session's previous turn), whose prefix shared with the prompt is kept.
     keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
-    the same for every speculate mode."""
+    the same for every speculate mode. constraint: what the answer must match (a rewrite:
+    the file's text, before its closing fence); coalesce: forced tokens cost no pass of
+    their own (constrained.py), with or without drafts."""
     if speculate not in SPECULATE:
         raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
     if kind == "summary":
@@ -86,7 +92,16 @@ def edit_events(
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
     keep = KeepBias(keep_bias, prompt.draft, prompt.tokens) if keep_bias and kind != "summary" else None
+    matcher = None
+    if constraint is not None:
+        text = grammar(constraint, after="" if until is None else "\n" + prompt.fence)
+        matcher = Matcher(tokenizer_for(backend), text)
     if speculate == "off":
+        if matcher is not None:
+            return constrained_generate(
+                backend, prompt.tokens, options, matcher, coalesce=coalesce, until=until, rng=rng,
+                reuse=reuse, keep=keep,
+            )  # fmt: skip
         return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse, keep=keep)
     chosen = make_drafters(drafters, prompt, backend.token_bytes)
     acceptance = Acceptance(priors(chosen))
@@ -97,6 +112,13 @@ def edit_events(
         if cost is None:
             cost, reuse = measure(backend), ()  # measuring fills the cache with other tokens
         planner = CostPlanner(cost, acceptance)
+    if matcher is not None:
+        if not coalesce:
+            raise ValueError("drafts under a grammar need coalescence")
+        return constrained_generate(
+            backend, prompt.tokens, options, matcher, drafter=composite, planner=planner,
+            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
+        )  # fmt: skip
     return speculative_generate(
         backend, prompt.tokens, options, composite, planner, acceptance,
         draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
