@@ -43,11 +43,12 @@ CONSTRAINTS = [
     Constraint("json", ""),
     Constraint("json", SCHEMA),
     Constraint("json", SCHEMA, compact=True),
-    Constraint("regex", r'\{[^`]*\}'),
+    Constraint("regex", r"\{[^`]*\}"),
     Constraint("lark", 'start: "{" ITEM ("," ITEM)* "}"\nITEM: /[ \\n]*"[a-z]+": "[a-z0-9.]*"/\n'),
 ]
-TEXTS = [PACKAGE, '{"a": 1}\n', '[1, 2, 3]']
+TEXTS = [PACKAGE, '{"a": 1}\n', "[1, 2, 3]"]
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)  # drafting always looks worth it
+GREEDY = Sampling()
 SAMPLINGS = st.one_of(
     st.just(Sampling()),
     st.builds(
@@ -65,7 +66,7 @@ def ref():
     return open_backend("reference")
 
 
-def run(backend, text, c, sampling=Sampling(), speculate="off", coalesce=True, **kw):
+def run(backend, text, c, sampling=GREEDY, speculate="off", coalesce=True, **kw):
     req = EditRequest(text, "add a test script", "package.json")
     events = edit_events(
         backend, req, sampling=sampling, speculate=speculate, coalesce=coalesce, constraint=c,
@@ -74,7 +75,10 @@ def run(backend, text, c, sampling=Sampling(), speculate="off", coalesce=True, *
     return list(events)[-1]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SLOW_OK = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=SLOW_OK)
 @given(
     text=st.sampled_from(TEXTS),
     c=st.sampled_from(CONSTRAINTS),
@@ -180,10 +184,12 @@ def test_real_backends_write_valid_json_under_the_schema(kind, tiny_hf, tiny_ggu
 
     b = open_backend(kind, model_for(kind, tiny_hf, tiny_gguf), n_ctx=512)
     try:
-        small = json.dumps({"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"enum": [1, 2]}},
-                            "required": ["ok", "n"], "additionalProperties": False})  # fmt: skip
+        props = {"ok": {"type": "boolean"}, "n": {"enum": [1, 2]}}
+        closed = {"required": ["ok", "n"], "additionalProperties": False}
+        small = json.dumps({"type": "object", "properties": props, **closed})
         for speculate in ("off", "fixed"):
-            fin = run(b, '{"ok": true, "n": 1}\n', Constraint("json", small, compact=True), speculate=speculate)
+            c = Constraint("json", small, compact=True)
+            fin = run(b, '{"ok": true, "n": 1}\n', c, speculate=speculate)
             answer = json.loads(fin.text)
             assert set(answer) == {"ok", "n"} and answer["n"] in (1, 2)
             assert fin.stats.coalesced_tokens > 0

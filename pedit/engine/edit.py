@@ -15,9 +15,9 @@ import numpy as np
 from ..backends import Backend
 from ..events import Event
 from ..request import EditRequest
+from .constrained import constrained_generate
 from .costmodel import CostModel, measure
 from .decode import DecodeOptions, generate
-from .constrained import constrained_generate
 from .drafters.compose import Composite, priors
 from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
@@ -117,7 +117,8 @@ def edit_events(
             raise ValueError("drafts under a grammar need coalescence")
         return constrained_generate(
             backend, prompt.tokens, options, matcher, drafter=composite, planner=planner,
-            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
+            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng,
+            reuse=reuse, keep=keep,
         )  # fmt: skip
     return speculative_generate(
         backend, prompt.tokens, options, composite, planner, acceptance,
