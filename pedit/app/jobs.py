@@ -8,12 +8,14 @@ every run it made.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from ..backends import Backend
 from ..engine.costmodel import CostModel
 from ..engine.edit import DRAFTERS, edit_events
+from ..engine.grammar import Constraint, GrammarError
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
@@ -39,6 +41,9 @@ class EngineOptions:
     cost: CostModel | None = None
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
     spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
+    constraint: Constraint | None = None  # --schema / --regex / --grammar: what every answer must match
+    json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
+    coalesce: bool = True  # forced tokens take no forward pass of their own (engine/constrained.py)
 
 
 @dataclass
@@ -87,15 +92,36 @@ class Job:
             draft=None if draft == text else draft,
         )
 
-    def _events(self, req: EditRequest, kind: str) -> Iterator[Event]:
+    def constraint(self, text: str, name: str, kind: str) -> Constraint | None:
+        """What the answer about this file must match: the options' constraint (JSON in a
+        rewrite with any whitespace, as the file is laid out; in new text, compact: the
+        most forced text), else JSON for a .json file that parses, else nothing."""
+        c = self.options.constraint
+        if c is not None:
+            return replace(c, compact=c.kind == "json" and kind != "rewrite")
+        if kind == "rewrite" and self.options.json_auto and name.lower().endswith(".json"):
+            try:
+                json.loads(text)
+            except ValueError:
+                return None  # not JSON yet: a grammar would forbid the edit that makes it so
+            return Constraint("json", "")
+        return None
+
+    def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
-        SUMMARY_ROOM tokens unless --max-tokens says otherwise."""
+        SUMMARY_ROOM tokens unless --max-tokens says otherwise. A constraint applies to an
+        answer about the whole file only."""
         o = self.options
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
-        return edit_events(
-            self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
-            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind, keep_bias=self.keep_bias,
-        )  # fmt: skip
+        c = self.constraint(req.text, req.filename, kind) if whole else None
+        try:
+            return edit_events(
+                self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
+                drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
+                keep_bias=self.keep_bias, constraint=c, coalesce=o.coalesce,
+            )  # fmt: skip
+        except GrammarError as exc:
+            raise UsageError(f"{_what(c)}: {exc}") from None
 
     def budget(self, name: str, kind: str) -> int:
         """Most file tokens one run can take: the prompt around the file, the file, and
@@ -122,9 +148,14 @@ class Job:
             return [text]
         return chunks(text, count, budget)
 
-    def run_one(self, req: EditRequest, kind: str, render: Render, label: str) -> Finished:
+    def run_one(
+        self, req: EditRequest, kind: str, render: Render, label: str, whole: bool = True
+    ) -> Finished:
         """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py)."""
-        fin = render(self._events(req, kind), label)
+        try:
+            fin = render(self._events(req, kind, whole), label)
+        except GrammarError as exc:  # found while decoding: no token satisfies it
+            raise UsageError(f"{req.filename}: {exc}") from None
         if kind == "rewrite":
             incomplete(req.filename, req.text, fin, self.force)
             if self.template.name == "fix":
@@ -140,6 +171,9 @@ class Job:
         if spans is None:
             parts = self.pieces(text, name, "rewrite")
             n = len(parts)
+            if n > 1 and self.constraint(text, name, "rewrite"):
+                raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
+                                 "(raise --n-ctx, or --no-json for a .json file)")  # fmt: skip
             segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
         else:
             segments = span_segments(text, spans)
@@ -148,13 +182,17 @@ class Job:
             if part is None:  # between two spans: kept
                 outs.append(piece)
                 continue
-            fin = self.run_one(self.request(piece, name, part), "rewrite", render, f"{name} {part}".strip())
+            req, whole = self.request(piece, name, part), spans is None and len(segments) == 1
+            fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
             outs.append(fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece))
             stats.append(fin.stats)
         return Outcome("".join(outs), stats)
 
     def summarize(self, text: str, name: str, render: Render) -> Outcome:
         parts = self.pieces(text, name, "summary")
+        if len(parts) > 1 and self.options.constraint is not None:
+            raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole answer "
+                             "(raise --n-ctx)")  # fmt: skip
         if len(parts) == 1:
             fin = self.run_one(self.request(text, name), "summary", render, name)
             return Outcome(fin.text.strip() + "\n", [fin.stats])
@@ -169,6 +207,10 @@ class Job:
         ))  # fmt: skip
         final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
         return Outcome(final.text, stats + final.stats)
+
+
+def _what(c: Constraint | None) -> str:
+    return {"json": "--schema", "regex": "--regex", "lark": "--grammar"}.get(c.kind if c else "", "grammar")
 
 
 def span_segments(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, str | None]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..engine.prompt import REWRITE_SYSTEM, SUMMARY_SYSTEM
+from ..engine.prompt import EXTRACT_SYSTEM, REWRITE_SYSTEM, SUMMARY_SYSTEM
 from ..errors import UsageError
 
 FIX_KEEP_BIAS = 1.5  # see Template.keep_bias
@@ -72,6 +72,12 @@ BUILTIN = {
         ),
         Template("edit", "rewrite", REWRITE_SYSTEM, "{instruction}"),
         Template("summarize", "summary", SUMMARY_SYSTEM, "Summarize this file."),
+        Template(
+            "extract",
+            "summary",
+            EXTRACT_SYSTEM,
+            "Extract the data this JSON Schema describes from the file below.\n\nSchema:\n{instruction}",
+        ),
     )
 }
 

@@ -130,13 +130,18 @@ def main_options(
 def _run(command: str, given: dict) -> None:
     from .rewrite import Invocation, run
 
+    c = o.constraint(given.get("schema"), given.get("regex"), given.get("grammar"))
+    if command == "extract":  # the schema is the instruction too
+        given = {**given, "instruction": c.source}
     mode = o.write_back(**{k: given.get(k, False) for k in ("yes", "diff", "check", "stdout", "json")})
     keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling")
+    given = {"keep_bias": None, "spelling": None, **given}
     inv = Invocation(
         command, tuple(given["files"]), given.get("instruction"), mode, given.get("force", False),
         given["system"], {k: given[k] for k in keys}, given["max_tokens"],
         o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
         given["drafters"], given["stats_json"], given.get("stdin_filename"),
+        c, given.get("json_grammar", True), given.get("coalesce", True),
     )  # fmt: skip
     code = run(inv)
     if code:
@@ -161,15 +166,17 @@ COMMON = [
     ("system", o.System, None), ("max_tokens", o.MaxTokens, None), ("temperature", o.Temperature, 0.0),
     ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),
-    ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None),
+    ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None), ("coalesce", o.Coalesce, True),
+    ("schema", o.Schema, None), ("regex", o.Regex, None), ("grammar", o.Grammar, None),
+    ("json_grammar", o.JsonGrammar, True),
 ]  # fmt: skip
 
 
-def _command(name: str, doc: str, *, instruction: bool, output: list) -> None:
+def _command(name: str, doc: str, *, instruction: bool, output: list, common: list = COMMON) -> None:
     """Register `pedit NAME FILES... [INSTRUCTION] [options]` running the NAME template."""
     params = [("files", o.Files, inspect.Parameter.empty)]
     params += [("instruction", o.Instruction, inspect.Parameter.empty)] if instruction else []
-    params += output + COMMON
+    params += output + common
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
     def command(**given) -> None:
@@ -210,6 +217,22 @@ _command(
     """Rewrite FILES following any INSTRUCTION: pedit edit essay.md "Make it shorter".""",
     instruction=True,
     output=OUTPUT,
+)
+
+
+EXTRACT_OMITS = ("regex", "grammar", "json_grammar", "keep_bias", "spelling", "schema")
+_command(
+    "extract",
+    """Print the data in each of FILES as JSON valid against a schema.
+
+    pedit extract notes.md --schema people.json
+
+    The output is constrained to the schema as it is generated (the text it forces costs no
+    forward pass) and checked against it before it is printed (docs/structured.md).
+    """,
+    instruction=False,
+    output=[("schema", o.RequiredSchema, inspect.Parameter.empty), *SUMMARY_OUTPUT],
+    common=[c for c in COMMON if c[0] not in EXTRACT_OMITS],
 )
 
 

@@ -17,6 +17,7 @@ import typer
 from ..errors import UsageError
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
+STRUCTURE = "Structure"
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
 DRAFTERS = ("predicted", "lookup", "ngram")  # engine.edit.DRAFTERS, without importing numpy
 
@@ -193,3 +194,92 @@ Spelling = Annotated[
         show_default=False,
     ),
 ]
+
+# Structure (docs/structured.md)
+Schema = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="The answer is JSON valid against this JSON Schema (a rewrite: the whole file).",
+        rich_help_panel=STRUCTURE,
+    ),
+]
+RequiredSchema = Annotated[
+    Path,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="The JSON Schema the output is valid against. [required]",
+        rich_help_panel=STRUCTURE,
+        show_default=False,
+    ),
+]
+Regex = Annotated[
+    str | None,
+    typer.Option(
+        metavar="PATTERN", help="The answer matches this regular expression.", rich_help_panel=STRUCTURE
+    ),
+]
+Grammar = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="The answer matches this grammar (Lark, llguidance's syntax).",
+        rich_help_panel=STRUCTURE,
+    ),
+]
+JsonGrammar = Annotated[
+    bool,
+    typer.Option(
+        "--json-grammar/--no-json-grammar",
+        help="Rewrite a .json file that parses under a JSON grammar, so the result is JSON. [default: on]",
+        rich_help_panel=STRUCTURE,
+        show_default=False,
+    ),
+]
+Coalesce = Annotated[
+    bool,
+    typer.Option(
+        "--coalesce/--no-coalesce",
+        help="Under a grammar, emit the tokens it forces without a forward pass of their own. [default: on]",
+        rich_help_panel=SPECULATION,
+        show_default=False,
+    ),
+]
+
+
+def constraint(schema: Path | None, regex: str | None, grammar: Path | None):
+    """The Constraint the structure options ask for (None: none); a file that cannot be read,
+    two of them, or a schema that is not one is a usage error."""
+    given = [(k, v) for k, v in (("schema", schema), ("regex", regex), ("grammar", grammar)) if v is not None]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise UsageError(f"choose one of {', '.join('--' + k for k, _ in given)}")
+    from ..engine.grammar import Constraint
+
+    what, value = given[0]
+    if what == "regex":
+        return Constraint("regex", value)
+    try:
+        text = value.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--{what} {value}: cannot read it ({exc})") from exc
+    if what == "grammar":
+        return Constraint("lark", text)
+    import json
+
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(json.loads(text)).check_schema(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--schema {value}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    except jsonschema.SchemaError as exc:
+        raise UsageError(f"--schema {value}: not a JSON Schema ({exc.message})") from exc
+    return Constraint("json", text)

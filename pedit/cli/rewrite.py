@@ -22,6 +22,7 @@ from ..app import calibration, config, fileio, guard
 from ..app.jobs import EngineOptions, Job, Outcome
 from ..app.templates import templates
 from ..engine import costmodel
+from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
 from ..events import Event, TokenGenerated, TokensAccepted
@@ -48,6 +49,9 @@ class Invocation:
     drafters: tuple[str, ...]
     stats_json: Path | None
     stdin_filename: str | None = None  # FILE "-": the name shown to the model and the guard
+    constraint: Constraint | None = None  # --schema / --regex / --grammar
+    json_grammar: bool = True  # a .json file that parses is rewritten under a JSON grammar
+    coalesce: bool = True
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -120,7 +124,8 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
             cost = calibration.measure_cost(backend, measure_fn=measuring)
         options = EngineOptions(
             inv.max_tokens, inv.sampling, speculate, inv.drafters, settings.get("draft_max"), cost,
-            settings.get("keep_bias"), settings.get("spelling"),
+            settings.get("keep_bias"), settings.get("spelling"), inv.constraint, inv.json_grammar,
+            inv.coalesce,
         )  # fmt: skip
         job = Job(
             backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")
@@ -206,7 +211,7 @@ class Shell:
         source = self._read(name)  # again: what is written must be checked against this
         expected = len(job.backend.tokenize(source.text)) if self.kind == "rewrite" else None
         # a summary in one run streams to stdout as it is written (the live view: status only)
-        stream = self.kind == "summary" and self.mode != WriteBack.JSON
+        stream = self.kind == "summary" and self.mode != WriteBack.JSON and self.inv.command != "extract"
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
         sink = StrippedStream() if stream else None
         show = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
@@ -228,6 +233,8 @@ class Shell:
         return self._rewrite(source, outcome)
 
     def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
+        if self.inv.command == "extract":
+            return self._extracted(source, outcome)
         if self.mode == WriteBack.JSON:
             self.results.append(
                 {
@@ -242,6 +249,33 @@ class Shell:
             sink.close()  # what was streamed is outcome.text: the answer, stripped, and a newline
         else:
             click.echo(outcome.text, nl=False)
+        return ExitCode.OK
+
+    def _extracted(self, source: fileio.Source, outcome: Outcome) -> int:
+        """Print the data if it is valid against the schema (it is, unless a limit cut it)."""
+        import jsonschema
+
+        stats = outcome.total()
+        record = {
+            "file": source.name,
+            "stats": stats.to_dict(),
+            "backend": self.backend,
+            "device": self.device,
+        }
+        self.results.append(record)
+        try:
+            data = json.loads(outcome.text)
+            jsonschema.validate(data, json.loads(self.inv.constraint.source))
+        except (ValueError, jsonschema.ValidationError) as exc:
+            why = getattr(exc, "message", None) or str(exc)
+            cut = f" (cut off: {stats.stop_reason})" if stats.stop_reason in ("max_tokens", "context") else ""
+            raise RefusedError(
+                f"{source.name}: the answer is not valid against the schema{cut}: {why}"
+            ) from None
+        if self.mode == WriteBack.JSON:
+            record["data"] = data
+        else:
+            click.echo(outcome.text.strip())
         return ExitCode.OK
 
     def _rewrite(self, source: fileio.Source, outcome: Outcome) -> int:

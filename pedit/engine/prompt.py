@@ -32,6 +32,11 @@ SUMMARY_SYSTEM = (
     "plain prose: what it is, its main points, and anything a reader must not miss. "
     "Do not invent facts that are not in the file."
 )
+EXTRACT_SYSTEM = (
+    "You are pedit. You read a file and write one JSON document that matches the JSON Schema "
+    "you are given, filled with facts taken from the file only: names, dates and amounts "
+    "exactly as the file writes them. Reply with the JSON only."
+)
 
 LANGS = {
     ".py": "python", ".md": "markdown", ".rst": "rst", ".txt": "text", ".js": "javascript",

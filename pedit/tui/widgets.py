@@ -169,6 +169,8 @@ def figures(
     if stats is not None:
         t.append(f"accepted {stats.accepted_prediction_tokens}", STYLES["predicted"])
         t.append(f" / rejected {stats.rejected_prediction_tokens}\n")
+        if stats.coalesced_tokens:
+            t.append(f"forced {stats.coalesced_tokens}\n", STYLES["grammar"])
         t.append(f"{stats.forward_passes} forward passes\n")
         t.append(f"speedup {speedup_text(stats.speedup)}\n" if stats.speedup else "speedup -\n")
     t.append(f"elapsed {elapsed:.1f}s\n")

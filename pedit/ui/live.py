@@ -29,6 +29,8 @@ def status(stats: Stats | None, tokens: int, elapsed: float, expected: int | Non
             parts.append(f"{speedup_text(stats.speedup)} plain")
         accepted, rejected = stats.accepted_prediction_tokens, stats.rejected_prediction_tokens
         parts.append(f"drafts {accepted} accepted / {rejected} rejected")
+        if stats.coalesced_tokens:
+            parts.append(f"{stats.coalesced_tokens} forced")
         parts.append(f"{stats.forward_passes} passes")
     parts.append(f"{elapsed:.1f}s")
     if expected and rate > 0 and tokens < expected:

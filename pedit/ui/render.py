@@ -59,6 +59,8 @@ def stats_line(stats: Stats) -> str:
             f"drafts: {stats.accepted_prediction_tokens} accepted ({by}), "
             f"{stats.rejected_prediction_tokens} rejected"
         )
+    if stats.coalesced_tokens:
+        parts.append(f"{stats.coalesced_tokens} forced by the grammar without a pass")
     parts += [
         f"{stats.forward_passes} forward passes",
         f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "

@@ -3,7 +3,7 @@
 They survive NO_COLOR and both terminal themes because each has a text attribute of its
 own besides its colour: tokens copied from the file are dim (green), tokens the model
 generated are bold (magenta), tokens drafted by prompt lookup or the n-gram model are
-underlined (cyan).
+underlined (cyan), tokens a grammar forced (--schema, a .json file) are italic (yellow).
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ STYLES = {
     "generated": Style(bold=True, color="magenta"),
     "lookup": Style(underline=True, color="cyan"),
     "ngram": Style(underline=True, color="cyan"),
+    "grammar": Style(italic=True, color="yellow"),
 }
 LEGEND = [
     ("copied from the file", "predicted"),
     ("generated", "generated"),
     ("drafted by lookup/n-grams", "lookup"),
+    ("forced by the grammar", "grammar"),
 ]
 
 
