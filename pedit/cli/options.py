@@ -265,13 +265,13 @@ def constraint(schema: Path | None, regex: str | None, grammar: Path | None):
 
     what, value = given[0]
     if what == "regex":
-        return Constraint("regex", value)
+        return _checked(Constraint("regex", value), what)
     try:
         text = value.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--{what} {value}: cannot read it ({exc})") from exc
     if what == "grammar":
-        return Constraint("lark", text)
+        return _checked(Constraint("lark", text), what)
     import json
 
     import jsonschema
@@ -282,4 +282,14 @@ def constraint(schema: Path | None, regex: str | None, grammar: Path | None):
         raise UsageError(f"--schema {value}: not JSON (line {exc.lineno}: {exc.msg})") from exc
     except jsonschema.SchemaError as exc:
         raise UsageError(f"--schema {value}: not a JSON Schema ({exc.message})") from exc
-    return Constraint("json", text)
+    return _checked(Constraint("json", text), what)
+
+
+def _checked(c, what: str):
+    from ..engine.grammar import GrammarError, check
+
+    try:
+        check(c)
+    except GrammarError as exc:
+        raise UsageError(f"--{what}: {exc}") from exc
+    return c

@@ -20,6 +20,7 @@ The matcher never raises on a bad grammar or token: it enters an error state, wh
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,7 +121,19 @@ def tokenizer_for(backend):
 
 def _one_line(message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else "invalid grammar"
-    return first.split("<state>")[0].strip()
+    first = first.split("<state>")[0].strip().rstrip(":")
+    return re.sub(r"^at \d+\(\d+\): ", "", first)  # a place in the grammar pedit wrote around it
+
+
+def check(c: Constraint) -> None:
+    """GrammarError (one line) if the constraint is malformed; no vocabulary needed, so the
+    shells say it before a model loads."""
+    import llguidance
+
+    text = grammar(c)
+    error = llguidance.LLMatcher.validate_grammar(text)
+    if error and not error.startswith("WARNING"):
+        raise GrammarError(_one_line(error))
 
 
 class Matcher:
