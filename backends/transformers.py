@@ -132,6 +132,11 @@ class TransformersBackend:
         return self._model
 
     @property
+    def tokenizer(self):
+        """The Hugging Face tokenizer (the benchmark's Outlines peer wraps it with the model)."""
+        return self._tok
+
+    @property
     def torch(self):
         return self._torch
 

@@ -30,6 +30,14 @@ def bench_command(
             show_default=False,
         ),
     ] = False,
+    structured: Annotated[
+        bool,
+        typer.Option(
+            help="Measure structured output instead: JSON edits, extraction into schemas and a regex "
+            "task, constrained, coalesced and drafted, against the peers (docs/structured-bench.md).",
+            show_default=False,
+        ),
+    ] = False,
     configs: Annotated[
         str | None,
         typer.Option(
@@ -105,6 +113,9 @@ def bench_command(
     from_json = from_json or []
     if quality:
         return _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err)
+    if structured:
+        options = (task_ids, backends, model, repeats, not no_peers, n_ctx, threads)
+        return _structured(options, as_json, markdown, from_json, err)
     if from_json:
         data = report.merge([json.loads(p.read_text()) for p in from_json])
     else:
@@ -213,6 +224,60 @@ def _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_j
             out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
         _write_report(markdown, data, qr, err)
+
+
+def _structured(options, as_json, markdown, from_json, err) -> None:
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    from .. import models
+    from ..bench import structured_report as sr
+    from ..bench.run import machine, versions
+    from ..bench.structured import load_structured, run_structured
+    from ..ui.render import RichReporter
+
+    task_ids, backends, model, repeats, with_peers, n_ctx, threads = options
+    if from_json:
+        data = sr.merge([json.loads(p.read_text()) for p in from_json])
+    else:
+        wanted = [w.strip() for w in (task_ids or "").split(",") if w.strip()]
+        tasks = [t for t in load_structured() if not wanted or any(w in t.id for w in wanted)]
+        if not tasks:
+            raise UsageError(f"no structured task matches {task_ids!r}")
+        spec = model or models.DEFAULT_MODEL
+        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        results = []
+        for kind in (backends or "llama.cpp,transformers").split(","):
+            if kind not in ("llama.cpp", "transformers", "reference"):
+                raise UsageError(f"unknown backend {kind!r}")
+            opts = {"n_ctx": n_ctx, "n_threads": threads} if kind != "reference" else {}
+            backend = models.load(spec, kind, RichReporter(err), **opts)
+            try:
+                with err.status("") as status:
+                    _, runs = run_structured(
+                        backend, tasks, 1 if repeats is None else repeats, with_peers=with_peers,
+                        progress=lambda s: status.update(s),
+                    )  # fmt: skip
+            finally:
+                backend.close()
+            about = {"backend": kind, "model": spec if kind != "reference" else "reference"}
+            about |= {"versions": versions(kind), "device": backend.capabilities.device}
+            results.append({**about, "runs": [asdict(r) for r in runs]})
+        data = {
+            "kind": "structured", "command": _command(), "started": started, "machine": machine(),
+            "model": spec, "repeats": 1 if repeats is None else repeats,
+            "tasks": [asdict(t) for t in tasks], "results": results,
+        }  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(data, indent=1))
+    else:
+        out = Console()
+        for result in data["results"]:
+            for goal, measured, met in sr.goals(result, data["tasks"]):
+                out.print(f"  {result['backend']}: {'met' if met else 'NOT met'}: {goal}: {measured}")
+    if markdown:
+        _write_report(markdown, data, sr, err)
 
 
 def _write_report(markdown: Path, data: dict, module, err) -> None:
