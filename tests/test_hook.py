@@ -412,6 +412,23 @@ def test_a_cached_fix_the_guard_refuses_is_never_staged_or_written(tmp_path, mon
 
 
 def test_a_new_fix_the_guard_refuses_is_not_cached_and_the_commit_goes_on(tmp_path, monkeypatch):
+    text = 'name = "pedit"\ntags = ["cli"]\n'
+    repo = make_repo(tmp_path / "r")
+    (repo / "data.toml").write_text(text)
+    sh("git", "add", "data.toml", cwd=repo)
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={"[": b"{"}))
+    run, cache, key = direct(repo, tmp_path, "restage", "data.toml", ("*.toml",))
+    out = run()
+    (line,) = out.lines
+    refused = "not fixed data.toml: the model's rewrite is refused: the rewrite is not valid TOML"
+    assert line.startswith(refused)
+    assert out.code == 0 and (repo / "data.toml").read_text() == staged(repo, "data.toml") == text
+    assert cache.get(key(text)) is None and not list((tmp_path / "cache").rglob("*.*"))
+
+
+def test_a_json_file_cannot_be_fixed_into_invalid_json(tmp_path, monkeypatch):
+    """The same model on a .json file: the JSON grammar never lets it write the broken
+    quote, so no invalid answer exists to refuse; it runs out of room, and the file stays."""
     text = REFUSED["data.json"][0]
     repo = make_repo(tmp_path / "r")
     (repo / "data.json").write_text(text)
@@ -420,9 +437,9 @@ def test_a_new_fix_the_guard_refuses_is_not_cached_and_the_commit_goes_on(tmp_pa
     run, cache, key = direct(repo, tmp_path, "restage", "data.json", ("*.json",))
     out = run()
     (line,) = out.lines
-    assert line.startswith("not fixed data.json: the model's rewrite is refused: the rewrite is not valid")
+    assert line.startswith("not fixed data.json: the model's answer was cut off")
     assert out.code == 0 and (repo / "data.json").read_text() == staged(repo, "data.json") == text
-    assert cache.get(key(text)) is None and not list((tmp_path / "cache").rglob("*.*"))
+    assert cache.get(key(text)) is None
 
 
 def test_a_refused_fix_lets_a_real_commit_go_on_unchanged(tmp_path):
