@@ -131,3 +131,12 @@ def test_a_bad_schema_regex_or_grammar_is_one_line_and_exit_2(files, args, words
 def test_extract_needs_a_schema(files):
     result = invoke("extract", files / "memo.md", *REF)
     assert result.exit_code == 2 and "--schema" in result.stderr
+
+
+def test_an_unsatisfiable_schema_is_one_line_and_exit_2(files):
+    (files / "never.json").write_text(json.dumps({"type": "string", "minLength": 5, "maxLength": 2}))
+    result = invoke("extract", files / "memo.md", "--schema", files / "never.json", *REF)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("pedit: error:") and "schema" in line
