@@ -109,11 +109,12 @@ class Job:
 
     def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
-        SUMMARY_ROOM tokens unless --max-tokens says otherwise. A constraint applies to an
-        answer about the whole file only."""
+        SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
+        applies to an answer about the whole file only."""
         o = self.options
-        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" else None)
         c = self.constraint(req.text, req.filename, kind) if whole else None
+        # an answer under a grammar ends where the grammar does (a long extraction included)
+        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and c is None else None)
         try:
             return edit_events(
                 self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,

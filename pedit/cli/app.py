@@ -159,6 +159,10 @@ SUMMARY_JSON = typer.Option(
     "--json", help="Print the summaries and figures as JSON.", rich_help_panel=o.OUTPUT, show_default=False
 )
 SUMMARY_OUTPUT = [("json", Annotated[bool, SUMMARY_JSON], False)]
+EXTRACT_JSON = typer.Option(
+    "--json", help="Print the data and figures as JSON.", rich_help_panel=o.OUTPUT, show_default=False
+)
+ExtractJson = Annotated[bool, EXTRACT_JSON]
 COMMON = [
     ("stdin_filename", o.StdinFilename, None), ("stats_json", o.StatsJson, None),
     ("model", o.Model, None), ("backend", o.Backend, None), ("n_ctx", o.NCtx, None),
@@ -231,7 +235,7 @@ _command(
     forward pass) and checked against it before it is printed (docs/structured.md).
     """,
     instruction=False,
-    output=[("schema", o.RequiredSchema, inspect.Parameter.empty), *SUMMARY_OUTPUT],
+    output=[("schema", o.RequiredSchema, inspect.Parameter.empty), ("json", ExtractJson, False)],
     common=[c for c in COMMON if c[0] not in EXTRACT_OMITS],
 )
 

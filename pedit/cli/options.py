@@ -212,7 +212,7 @@ RequiredSchema = Annotated[
         exists=True,
         dir_okay=False,
         metavar="FILE",
-        help="The JSON Schema the output is valid against. [required]",
+        help="The JSON Schema the output is valid against.",
         rich_help_panel=STRUCTURE,
         show_default=False,
     ),
