@@ -76,6 +76,44 @@ def goals(result: dict, tasks: list[dict]) -> list[tuple[str, str, bool]]:
     return out
 
 
+def shortfalls(result: dict, tasks: list[dict]) -> list[str]:
+    """Facts behind the goals, computed from the runs (what bounds each ratio)."""
+    table, kind = cells(runs_of(result)), _kind(tasks)
+    peer = PEERS.get(result["backend"])
+    out = []
+    extract = [t for t in table if kind.get(t) == "extract" and {"pedit", peer} <= set(table[t])]
+    if extract:
+        dec = statistics.median(table[t][peer]["decode"] / table[t]["pedit"]["decode"] for t in extract)
+        share = statistics.median(
+            1 - table[t]["pedit"]["decode"] / table[t]["pedit"]["total"] for t in extract
+        )  # fmt: skip
+        out.append(
+            f"Extraction: pedit decodes {dec:.2f}x faster than {peer} (median), but the prompt's prefill,"
+            f" the same work for both, is {share:.0%} of pedit's time end to end (median). With prefill P"
+            " and decode times D, end to end is (P + D_peer) / (P + D_pedit) < 1 + D_peer / P."
+        )
+    edits = [t for t in table if kind.get(t) == "edit" and {"pedit", "pedit free"} <= set(table[t])]
+    if edits:
+        forced = statistics.median(table[t]["pedit"]["coalesced"] for t in edits)
+        same = sum(table[t]["pedit"]["passes"] == table[t]["pedit free"]["passes"] for t in edits)
+        out.append(
+            f"JSON edits: in a rewrite the JSON grammar leaves whitespace free (the file keeps its layout),"
+            f" so it forces {forced:.0f} token(s) per edit (median: the closing fence); the drafts do the"
+            f" rest as they do without it ({same}/{len(edits)} edits took the same number of passes with"
+            " and without the grammar). What is left is the matcher's work per token and the noise between"
+            " runs."
+        )
+    differ = [f"{t} ({n})" for t, row in table.items() for n, c in row.items() if c["same"] is False]
+    if differ:
+        out.append(
+            f"Output differs from plain constrained decoding in: {', '.join(differ)}. A position's logits"
+            " depend slightly on the batch it is computed in (coalesced tokens ride in wider passes), so a"
+            " near-tie can go either way; on the reference backend every configuration is identical"
+            " (tests/test_grammar.py)."
+        )
+    return out
+
+
 def markdown(data: dict, chart_file: str | None = None) -> str:
     m = data["machine"]
     out = [
@@ -89,7 +127,10 @@ def markdown(data: dict, chart_file: str | None = None) -> str:
         "",
         "Ratios are of the time to the whole answer (prefill excluded for decode, included for total)"
         " against plain constrained decoding (`plain`: a forward pass per token, forced ones included)."
-        " A peer's grammar is the JSON alone, so it writes no closing fence (a few tokens fewer).",
+        " A peer's grammar is the JSON alone, so it writes no closing fence (a few tokens fewer)."
+        " Valid: the answer parses (and matches its schema or regex); that says nothing of whether an"
+        " edit is right (docs/quality.md measures that), and a peer's answer may be another valid JSON"
+        " than the edit (the token counts show it).",
         "",
     ]
     for result in data["results"]:
@@ -103,6 +144,9 @@ def _backend_section(result: dict, tasks: list[dict]) -> list[str]:
     out = [f"## {result['backend']} ({result.get('device') or 'cpu'}; {versions})", "", "### Goals", ""]
     out += ["| goal | measured | met |", "|---|---|---|"]
     out += [f"| {g} | {m} | {'yes' if ok else 'no'} |" for g, m, ok in goals(result, tasks)]
+    facts = shortfalls(result, tasks)
+    if facts:
+        out += ["", "What bounds them:", ""] + [f"- {f}" for f in facts]
     out += ["", "### Per task", ""]
     out += [
         "| task | configuration | valid | tokens | passes per token | coalesced | decode s | decode x plain"
