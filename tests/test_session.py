@@ -4,6 +4,8 @@ undo / redo, cancellation. Exactness: reusing the cache never changes an output.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pedit.app.jobs import EngineOptions
@@ -204,3 +206,19 @@ def test_an_answer_that_is_not_a_whole_rewrite_is_never_offered(backend_seed, se
         list(session.run("Fix it."))
     assert refused.value.message.startswith(f"notes.txt: the model's answer {why}")
     assert session.pending is None and session.text == TUI_TEXT and not session.turns
+
+
+def test_a_json_file_in_a_session_is_held_to_json():
+    """The same sampled turn with and without the JSON grammar: held, it ends as JSON (its
+    closing fence forced); free, the model wanders off and never closes the block."""
+    import json
+
+    text = '{\n  "name": "pedit",\n  "tags": ["cli"]\n}\n'
+    options = EngineOptions(sampling=Sampling(temperature=3.0, seed=1), speculate="off", max_tokens=400)
+    held = Session(ReferenceBackend(), text, "data.json", options=options)
+    events = list(held.run("add a tag"))
+    assert any(isinstance(e, TokensAccepted) and e.source == "grammar" for e in events)
+    json.loads(held.pending.answer)
+    free = Session(ReferenceBackend(), text, "data.json", options=replace(options, json_auto=False))
+    with pytest.raises(RefusedError):
+        list(free.run("add a tag"))

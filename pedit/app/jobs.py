@@ -99,13 +99,7 @@ class Job:
         c = self.options.constraint
         if c is not None:
             return replace(c, compact=c.kind == "json" and kind != "rewrite")
-        if kind == "rewrite" and self.options.json_auto and name.lower().endswith(".json"):
-            try:
-                json.loads(text)
-            except ValueError:
-                return None  # not JSON yet: a grammar would forbid the edit that makes it so
-            return Constraint("json", "")
-        return None
+        return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
     def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
@@ -208,6 +202,18 @@ class Job:
         ))  # fmt: skip
         final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
         return Outcome(final.text, stats + final.stats)
+
+
+def json_grammar(text: str, name: str) -> Constraint | None:
+    """JSON (any whitespace) for a .json file that parses; None for any other file, and for
+    one that is not JSON yet (a grammar would forbid the edit that makes it so)."""
+    if not name.lower().endswith(".json"):
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    return Constraint("json", "")
 
 
 def _what(c: Constraint | None) -> str:

@@ -25,7 +25,7 @@ from ..engine.prompt import REWRITE_SYSTEM, build_prompt
 from ..events import Event, Finished, Prefilled, Stats, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
-from .jobs import EngineOptions, incomplete
+from .jobs import EngineOptions, incomplete, json_grammar
 
 
 class SessionError(Exception):
@@ -110,7 +110,8 @@ class Session:
             events = edit_events(
                 self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, reuse=self._cached,
-                keep_bias=o.keep_bias or 0.0,
+                keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
+                constraint=json_grammar(req.text, self.filename) if o.json_auto else None,
             )  # fmt: skip
             for event in events:
                 if isinstance(event, Prefilled):

@@ -288,7 +288,7 @@ def _write_report(markdown: Path, data: dict, module, err) -> None:
     data = {**data, "rendered": _command()}  # the step that wrote the report, for its header
     drawn = module.chart(data, png)
     markdown.write_text(module.markdown(data, png.name if drawn else None))
-    err.print(f"wrote {markdown}, {png}, {raw}")
+    err.print(f"wrote {', '.join(map(str, [markdown, *([png] if drawn else []), raw]))}")
 
 
 def _command() -> str:
