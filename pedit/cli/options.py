@@ -195,44 +195,24 @@ Spelling = Annotated[
     ),
 ]
 
+
 # Structure (docs/structured.md)
-Schema = Annotated[
-    Path | None,
-    typer.Option(
-        exists=True,
-        dir_okay=False,
-        metavar="FILE",
-        help="The answer is JSON valid against this JSON Schema (a rewrite: the whole file).",
-        rich_help_panel=STRUCTURE,
-    ),
-]
-RequiredSchema = Annotated[
-    Path,
-    typer.Option(
-        exists=True,
-        dir_okay=False,
-        metavar="FILE",
-        help="The JSON Schema the output is valid against.",
-        rich_help_panel=STRUCTURE,
-        show_default=False,
-    ),
-]
+def _file(text: str, **more):
+    return typer.Option(
+        exists=True, dir_okay=False, metavar="FILE", help=text, rich_help_panel=STRUCTURE, **more
+    )
+
+
+SCHEMA_HELP = "The answer is JSON valid against this JSON Schema (a rewrite: the whole file)."
+Schema = Annotated[Path | None, _file(SCHEMA_HELP)]
+RequiredSchema = Annotated[Path, _file("The JSON Schema the output is valid against.", show_default=False)]
 Regex = Annotated[
     str | None,
     typer.Option(
         metavar="PATTERN", help="The answer matches this regular expression.", rich_help_panel=STRUCTURE
     ),
 ]
-Grammar = Annotated[
-    Path | None,
-    typer.Option(
-        exists=True,
-        dir_okay=False,
-        metavar="FILE",
-        help="The answer matches this grammar (Lark, llguidance's syntax).",
-        rich_help_panel=STRUCTURE,
-    ),
-]
+Grammar = Annotated[Path | None, _file("The answer matches this grammar (Lark, llguidance's syntax).")]
 JsonGrammar = Annotated[
     bool,
     typer.Option(

@@ -28,9 +28,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..backends import Backend
-from ..events import Event, Finished, Prefilled, Progress, TokenGenerated, TokensAccepted
+from ..events import Event, Finished, Progress, TokenGenerated, TokensAccepted
 from .costmodel import CostModel
-from .decode import DecodeOptions, Emitter, Tracker, prefill
+from .decode import DecodeOptions, begin
 from .drafters.compose import Composite
 from .grammar import Matcher
 from .keepbias import KeepBias
@@ -75,11 +75,8 @@ def constrained_generate(
         raise ValueError("drafts under a grammar need coalescence, a planner and a backend that rolls back")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
-    t0 = time.perf_counter()
-    logits, reused = prefill(backend, prompt, reuse)
-    tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
-    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
-    out = Emitter(backend, options.max_tokens, until)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse, cost)
+    yield prefilled
     context = list(prompt)
     pending: list[int] = []  # emitted, not yet in the KV cache
     coalesced = 0  # forced tokens that took no pass of their own: len(pending) - 1 per pass

@@ -54,6 +54,23 @@ def prefill(backend: Backend, prompt: Sequence[int], reuse: Sequence[int] = ()) 
     return backend.eval(prompt[keep:], n_logits=1)[0], keep
 
 
+def begin(
+    backend: Backend,
+    prompt: Sequence[int],
+    options: DecodeOptions,
+    until: FenceStream | None,
+    reuse: Sequence[int] = (),
+    cost: CostModel | None = None,
+) -> tuple[np.ndarray, Tracker, Emitter, Prefilled]:
+    """What every decoding loop starts with: the prefill (logits [n_vocab] of the next
+    token), the run's figures, the emitter, and the Prefilled event to yield."""
+    t0 = time.perf_counter()
+    logits, reused = prefill(backend, prompt, reuse)
+    tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
+    event = Prefilled(len(prompt), tracker.prefill_seconds, reused)
+    return logits, tracker, Emitter(backend, options.max_tokens, until), event
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """Length of the longest common prefix of two token sequences."""
     n = min(len(a), len(b))
@@ -177,11 +194,8 @@ def generate(
     `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill;
     `keep`: a keep-bias on the file's next token (keepbias.py)."""
     rng = rng if rng is not None else np.random.default_rng(options.sampling.seed)
-    t0 = time.perf_counter()
-    logits, reused = prefill(backend, prompt, reuse)
-    tracker = Tracker(len(prompt), time.perf_counter() - t0)
-    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
-    out = Emitter(backend, options.max_tokens, until)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse)
+    yield prefilled
     while True:
         token = sample(keep.bias(logits, [keep.target]) if keep else logits, options.sampling, rng)
         if token in backend.eos_ids:

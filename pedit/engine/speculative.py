@@ -22,9 +22,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..backends import Backend
-from ..events import Event, Finished, Prefilled, Progress, TokenGenerated, TokensAccepted
+from ..events import Event, Finished, Progress, TokenGenerated, TokensAccepted
 from .costmodel import CostModel
-from .decode import DecodeOptions, Emitter, Tracker, prefill
+from .decode import DecodeOptions, begin
 from .drafters.compose import Composite
 from .keepbias import KeepBias
 from .planner import Acceptance, Planner
@@ -52,11 +52,8 @@ def speculative_generate(
         raise ValueError(f"backend {backend.name} cannot roll its cache back; use plain decoding")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
-    t0 = time.perf_counter()
-    logits, reused = prefill(backend, prompt, reuse)
-    tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
-    yield Prefilled(len(prompt), tracker.prefill_seconds, reused)
-    out = Emitter(backend, options.max_tokens, until)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse, cost)
+    yield prefilled
     context = list(prompt)
     token = sample(keep.bias(logits, [keep.target]) if keep else logits, s, rng)
     if token in backend.eos_ids:
