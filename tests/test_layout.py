@@ -24,7 +24,8 @@ BELOW = {
     "tui": {"ui", "app", "engine", "models", "backends"},
     "hook": {"ui", "app", "engine", "models", "backends"},
     "bench": {"ui", "app", "engine", "models", "backends"},
-    "cli": {"tui", "hook", "bench", "ui", "app", "engine", "models", "backends"},
+    "serve": {"app", "engine", "models", "backends"},
+    "cli": {"tui", "hook", "bench", "serve", "ui", "app", "engine", "models", "backends"},
 }
 
 

@@ -241,13 +241,14 @@ _command(
 
 
 def _register() -> None:
-    from . import bench, config, hook, models, tui
+    from . import bench, config, hook, models, serve, tui
 
     app.add_typer(models.app, name="models")
     app.command("templates")(config.templates_command)
     app.command("config")(config.config_command)
     app.command("bench")(bench.bench_command)
     app.command("tui")(tui.tui_command)
+    app.command("serve")(serve.serve_command)
     app.add_typer(hook.app, name="hook")
 
 

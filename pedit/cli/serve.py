@@ -1,0 +1,68 @@
+"""`pedit serve`: the OpenAI-compatible server (pedit/serve/), run by uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated
+
+import typer
+
+from ..errors import UsageError
+from . import options as o
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_command(
+    model: o.Model = None,
+    backend: o.Backend = None,
+    n_ctx: o.NCtx = None,
+    threads: o.Threads = None,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="PEDIT_API_KEY", help="Require `Authorization: Bearer KEY` (off loopback too)."),
+    ] = None,
+    queue: Annotated[int, typer.Option(min=0, help="Requests that may wait for the model (more: 429).")] = 16,
+    speculate: o.Speculate = None,
+):
+    """Serve the model over OpenAI's API: /v1/chat/completions (with `prediction`), /v1/models.
+
+    A request's `prediction` (OpenAI's Predicted Outputs) is the draft pedit verifies, as
+    a file is for `pedit edit`; usage reports accepted and rejected prediction tokens.
+    Binds 127.0.0.1; any other address needs --api-key (docs/serve.md).
+    """
+    if not is_loopback(host) and not api_key:
+        raise UsageError(f"--host {host} is not a loopback address: give --api-key (or PEDIT_API_KEY) too")
+    import uvicorn
+    from rich.console import Console
+
+    from .. import models
+    from ..app import calibration, config
+    from ..serve.app import ServeConfig, create_app
+    from ..ui.render import RichReporter
+
+    settings = config.resolve(
+        {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate,
+         "draft_max": None, "keep_bias": None, "spelling": None}
+    )  # fmt: skip
+    reporter = RichReporter(Console(stderr=True))
+    loaded = models.load(
+        settings.get("model"), settings.get("backend"), reporter,
+        n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
+    )  # fmt: skip
+    try:
+        cost = calibration.measure_cost(loaded) if settings.get("speculate") == "auto" else None
+        name, mode = settings.get("model"), settings.get("speculate")
+        serving = ServeConfig(name, api_key, queue, loopback=is_loopback(host), speculate=mode)
+        uvicorn.run(create_app(loaded, cost, serving), host=host, port=port, log_level="info")
+    finally:
+        loaded.close()

@@ -1,0 +1,1 @@
+"""pedit serve: the OpenAI-compatible server shell (docs/serve.md)."""

@@ -1,0 +1,169 @@
+"""OpenAI's chat-completions request and response shapes, as pure functions (no web
+framework here): a request body in, the engine's inputs out; the engine's figures in, the
+response body out. What OpenAI refuses with a prediction, pedit refuses the same way."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from ..engine.decode import DecodeOptions
+from ..engine.sampling import Sampling
+from ..events import Stats
+
+
+class ApiError(Exception):
+    """An error with OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
+
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.param, self.code = status, message, param, code
+        self.type = "invalid_request_error" if status < 500 else "server_error"
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    messages: list[dict]
+    prediction: str | None
+    options: DecodeOptions
+    stop: tuple[str, ...]
+    stream: bool
+    include_usage: bool
+
+
+def _text(content, where: str) -> str:
+    """A message's content: a string, or a list of {"type": "text", "text": ...} parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return "".join(str(p.get("text", "")) for p in content)
+    raise ApiError(400, f"{where}: content must be a string or a list of text parts", where)
+
+
+def parse_chat(body: dict, n_ctx: int) -> ChatCall:
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise ApiError(400, "messages must be a non-empty list", "messages")
+    messages = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "developer", "user", "assistant"):
+            roles = "system, developer, user or assistant"
+            raise ApiError(400, f"messages[{i}]: role must be {roles}", "messages")
+        role = "system" if m["role"] == "developer" else m["role"]
+        messages.append({"role": role, "content": _text(m.get("content", ""), f"messages[{i}]")})
+    prediction = None
+    if body.get("prediction") is not None:
+        p = body["prediction"]
+        if not isinstance(p, dict) or p.get("type") != "content":
+            raise ApiError(400, 'prediction must be {"type": "content", "content": ...}', "prediction")
+        prediction = _text(p.get("content", ""), "prediction")
+        _refuse_with_prediction(body)
+    if (body.get("n") or 1) != 1:
+        raise ApiError(400, "pedit returns one choice: n must be 1", "n", "unsupported_value")
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise ApiError(400, "max_tokens must be a positive integer", "max_tokens")
+    try:
+        sampling = Sampling(
+            temperature=float(body.get("temperature", 1.0)),
+            top_p=float(body.get("top_p", 1.0)),
+            seed=body.get("seed"),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ApiError(400, str(exc), "temperature") from None
+    stop = body.get("stop") or ()
+    stop = (stop,) if isinstance(stop, str) else tuple(stop)
+    if not all(isinstance(s, str) and s for s in stop) or len(stop) > 4:
+        raise ApiError(400, "stop must be a string or a list of up to 4 strings", "stop")
+    include = bool((body.get("stream_options") or {}).get("include_usage"))
+    options = DecodeOptions(limit or n_ctx, sampling)
+    return ChatCall(messages, prediction, options, stop, bool(body.get("stream")), include)
+
+
+def _refuse_with_prediction(body: dict) -> None:
+    """OpenAI's limits on Predicted Outputs (its documentation), with its error shape."""
+    if (body.get("n") or 1) > 1:
+        raise ApiError(400, "n > 1 is not supported with a prediction", "n", "unsupported_value")
+    if body.get("logprobs") or body.get("top_logprobs"):
+        raise ApiError(400, "logprobs are not supported with a prediction", "logprobs", "unsupported_value")
+    for key in ("presence_penalty", "frequency_penalty"):
+        if (body.get(key) or 0) > 0:
+            raise ApiError(400, f"{key} > 0 is not supported with a prediction", key, "unsupported_value")
+    if body.get("tools") or body.get("functions"):
+        raise ApiError(400, "tools are not supported with a prediction", "tools", "unsupported_value")
+
+
+def finish_reason(stats: Stats, stopped: bool) -> str:
+    return "stop" if stopped or stats.stop_reason == "eos" else "length"
+
+
+def usage(stats: Stats) -> dict:
+    return {
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+        "total_tokens": stats.prompt_tokens + stats.completion_tokens,
+        "completion_tokens_details": {
+            "accepted_prediction_tokens": stats.accepted_prediction_tokens,
+            "rejected_prediction_tokens": stats.rejected_prediction_tokens,
+        },
+    }
+
+
+def figures(stats: Stats) -> dict:
+    """pedit's own figures, an extension field standard clients ignore."""
+    return {"forward_passes": stats.forward_passes, "accepted_by_drafter": stats.accepted_by_drafter}
+
+
+def completion_id() -> str:
+    return "chatcmpl-" + uuid.uuid4().hex[:24]
+
+
+def response(cid: str, model: str, text: str, stats: Stats, stopped: bool) -> dict:
+    return {
+        "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": finish_reason(stats, stopped)}],
+        "usage": usage(stats), "pedit": figures(stats),
+    }  # fmt: skip
+
+
+def chunk(cid: str, model: str, delta: dict, finish: str | None = None, with_usage: dict | None = None):
+    out = {
+        "id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+        "choices": [] if with_usage else [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }  # fmt: skip
+    if with_usage:
+        out["usage"] = with_usage
+    return out
+
+
+class StopText:
+    """Cuts the streamed text at the first stop string: passes on what can no longer be
+    the start of one, holds back the rest."""
+
+    def __init__(self, stops: tuple[str, ...]):
+        self.stops, self.held, self.stopped = stops, "", False
+        self._keep = max((len(s) for s in stops), default=1) - 1
+
+    def feed(self, text: str) -> str:
+        if self.stopped:
+            return ""
+        self.held += text
+        hits = [i for i in (self.held.find(s) for s in self.stops) if i >= 0]
+        if hits:
+            self.stopped = True
+            out, self.held = self.held[: min(hits)], ""
+            return out
+        cut = max(0, len(self.held) - self._keep) if self.stops else len(self.held)
+        out, self.held = self.held[:cut], self.held[cut:]
+        return out
+
+    def close(self) -> str:
+        out, self.held = ("" if self.stopped else self.held), ""
+        return out

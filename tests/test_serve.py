@@ -1,0 +1,197 @@
+"""`pedit serve`: a real uvicorn server on 127.0.0.1 (port 0) in this process, driven by
+the real `openai` client, on the reference backend: the same text with and without a
+prediction at temperature 0, OpenAI's usage fields, streaming with the usage chunk,
+OpenAI's errors for what a prediction cannot be combined with, the API key, the queue."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+from pedit.backends.reference import ReferenceBackend
+from pedit.engine.costmodel import CostModel
+from pedit.serve.app import ServeConfig, create_app
+
+FILE = "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n"
+ASK = [
+    {"role": "system", "content": "You edit code."},
+    {"role": "user", "content": f"Rename s to acc.\n\n{FILE}"},
+]
+FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
+
+
+class Server:
+    """uvicorn on a free loopback port, in a thread."""
+
+    def __init__(self, config: ServeConfig):
+        import uvicorn
+
+        app = create_app(ReferenceBackend(), FLAT, config)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+
+    def client(self, key: str = "none") -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server(ServeConfig("reference", speculate="fixed"))
+    yield s
+    s.stop()
+
+
+def get(url: str, headers: dict | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def ask(client, **kw):
+    create = client.chat.completions.create
+    return create(model="reference", messages=ASK, temperature=0, max_tokens=120, **kw)
+
+
+def test_a_prediction_changes_the_speed_not_the_text(server):
+    client = server.client()
+    plain = ask(client)
+    answer = plain.choices[0].message.content
+    for guess in (FILE, answer, answer[: len(answer) // 2] + "something else"):
+        got = ask(client, prediction={"type": "content", "content": guess})
+        assert got.choices[0].message.content == answer
+    predicted = ask(client, prediction={"type": "content", "content": answer})  # a right prediction
+    details = predicted.usage.completion_tokens_details
+    assert details.accepted_prediction_tokens > 0
+    assert predicted.usage.completion_tokens == plain.usage.completion_tokens
+    assert predicted.usage.total_tokens == predicted.usage.prompt_tokens + predicted.usage.completion_tokens
+    assert "predicted" in predicted.model_extra["pedit"]["accepted_by_drafter"]  # the prediction drafted
+    assert "predicted" not in plain.model_extra["pedit"]["accepted_by_drafter"]  # lookup, n-grams only
+
+
+def test_streaming_sends_the_same_text_and_the_usage_last(server):
+    client = server.client()
+    whole = ask(client, prediction={"type": "content", "content": FILE})
+    stream = ask(client, prediction={"type": "content", "content": FILE}, stream=True,
+                 stream_options={"include_usage": True})  # fmt: skip
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == whole.choices[0].finish_reason
+
+
+@pytest.mark.parametrize(
+    "extra, param",
+    [({"n": 2}, "n"), ({"logprobs": True}, "logprobs"), ({"presence_penalty": 0.5}, "presence_penalty")],
+)
+def test_what_a_prediction_cannot_be_combined_with_is_openais_400(server, extra, param):
+    with pytest.raises(openai.BadRequestError) as e:
+        ask(server.client(), prediction={"type": "content", "content": FILE}, **extra)
+    error = e.value.body
+    assert error["param"] == param and error["type"] == "invalid_request_error" and error["message"]
+
+
+def test_stop_strings_end_the_answer(server):
+    full = ask(server.client()).choices[0].message.content
+    word = full.split()[2]
+    cut = ask(server.client(), stop=[word])
+    assert cut.choices[0].message.content == full[: full.index(word)]
+    assert cut.choices[0].finish_reason == "stop"
+
+
+def test_models_and_health(server):
+    assert [m.id for m in server.client().models.list()] == ["reference"]
+    assert get(server.url + "/health") == (200, {"status": "ok"})
+
+
+def test_a_key_is_required_when_set_and_other_hosts_are_refused():
+    s = Server(ServeConfig("reference", api_key="sekrit", speculate="off"))
+    try:
+        with pytest.raises(openai.AuthenticationError):
+            ask(s.client("wrong"))
+        assert ask(s.client("sekrit")).choices[0].message.content
+        rebinding = get(s.url + "/v1/models", {"Host": "evil.example", "Authorization": "Bearer sekrit"})
+        assert rebinding[0] == 400 and "loopback" in rebinding[1]["error"]["message"]
+    finally:
+        s.stop()
+
+
+def test_concurrent_clients_get_the_serial_answers_or_429():
+    s = Server(ServeConfig("reference", queue=3, speculate="fixed"))
+    try:
+        serial = ask(s.client()).choices[0].message.content
+        results: list = []
+
+        def one():
+            try:
+                results.append(ask(s.client()).choices[0].message.content)
+            except openai.RateLimitError:
+                results.append(429)
+
+        threads = [threading.Thread(target=one) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert len(results) == 8
+        assert all(r == serial or r == 429 for r in results)  # each completes as alone, or is turned away
+        assert results.count(serial) >= 3
+    finally:
+        s.stop()
+
+
+def test_serve_refuses_a_public_address_without_a_key():
+    from typer.testing import CliRunner
+
+    from pedit.cli.app import app
+
+    result = CliRunner().invoke(app, ["serve", "-b", "reference", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "not a loopback address: give --api-key" in result.stderr
+
+
+def test_the_pedit_serve_command_serves(tmp_path):
+    """The real command in a subprocess: it loads the model, binds a free port, answers."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, "-m", "pedit", "serve", "-b", "reference", "--port", "0", "--speculate", "off"]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url, deadline = None, time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+            url = found.group(1) if found else None
+        assert url, "the server did not say where it runs"
+        client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0)
+        assert [m.id for m in client.models.list()]
+        reply = client.chat.completions.create(model="x", messages=ASK, temperature=0, max_tokens=8)
+        assert reply.usage.completion_tokens >= 1
+    finally:
+        proc.terminate()
+        proc.wait(10)
