@@ -24,6 +24,7 @@ ASK = [
     {"role": "user", "content": f"Rename s to acc.\n\n{FILE}"},
 ]
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
+pytestmark = pytest.mark.timeout(120)  # a server that deadlocks fails here, not after 30 minutes
 
 
 class Server:
@@ -138,6 +139,7 @@ def test_a_key_is_required_when_set_and_other_hosts_are_refused():
 
 
 def test_concurrent_clients_get_the_serial_answers_or_429():
+    """8 clients at once, half of them streaming: each answer is the one it gets alone, or a 429."""
     s = Server(ServeConfig("reference", queue=3, speculate="fixed"))
     try:
         serial = ask(s.client()).choices[0].message.content
@@ -149,7 +151,14 @@ def test_concurrent_clients_get_the_serial_answers_or_429():
             except openai.RateLimitError:
                 results.append(429)
 
-        threads = [threading.Thread(target=one) for _ in range(8)]
+        def streamed():
+            try:
+                chunks = ask(s.client(), stream=True)
+                results.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+            except openai.RateLimitError:
+                results.append(429)
+
+        threads = [threading.Thread(target=f) for f in [one, streamed] * 4]
         for t in threads:
             t.start()
         for t in threads:

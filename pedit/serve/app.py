@@ -124,8 +124,8 @@ def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
         except ValueError:
             return fail(api.ApiError(400, "the request body is not JSON"))
         if call.stream:
-            try:
-                model.enter()
+            try:  # waiting for the model must not block the event loop that streams its answer
+                await run_in_threadpool(model.enter)
             except api.ApiError as exc:
                 return fail(exc)
             return StreamingResponse(_stream(model, call, config.model), media_type="text/event-stream")
