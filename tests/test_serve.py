@@ -16,6 +16,10 @@ import pytest
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.costmodel import CostModel
+from pedit.engine.decode import DecodeOptions, generate
+from pedit.engine.prompt import encode_chat
+from pedit.engine.sampling import Sampling
+from pedit.events import drain
 from pedit.serve.app import ServeConfig, create_app
 
 FILE = "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n"
@@ -121,8 +125,46 @@ def test_stop_strings_end_the_answer(server):
     assert cut.choices[0].finish_reason == "stop"
 
 
+CONTINUED = [*ASK, {"role": "assistant", "content": "def total(x):\n    acc = 0\n"}]
+GO_ON = {"continue_final_message": True, "add_generation_prompt": False}
+
+
+def local_answer(prompt: list[int], max_tokens: int = 120) -> str:
+    """What pedit's own engine writes after these prompt tokens: plain greedy decoding."""
+    greedy = DecodeOptions(max_tokens, Sampling(temperature=0))
+    return drain(generate(ReferenceBackend(), prompt, greedy)).text
+
+
+@pytest.mark.parametrize("predict", [False, True])
+def test_continue_final_message_continues_the_turn_as_pedits_primed_prompt(server, predict):
+    """The prompt is pedit's own rewrite prompt's shape: the template's generation prompt,
+    then the assistant's text tokenized as plain text; the answer is only the new text."""
+    b = ReferenceBackend()
+    prompt = encode_chat(b, CONTINUED[:-1]) + b.tokenize(CONTINUED[-1]["content"])
+    expected = local_answer(prompt)
+    kw = {"prediction": {"type": "content", "content": expected}} if predict else {}
+    got = server.client().chat.completions.create(
+        model="reference", messages=CONTINUED, temperature=0, max_tokens=120, extra_body=GO_ON, **kw
+    )
+    assert got.choices[0].message.content == expected
+    assert got.usage.prompt_tokens == len(prompt)
+    assert ("predicted" in got.model_extra["pedit"]["accepted_by_drafter"]) == predict  # it drafted
+
+
+@pytest.mark.parametrize(
+    "messages, extra, param",
+    [(ASK, GO_ON, "messages"), (CONTINUED, {"continue_final_message": True}, "add_generation_prompt")],
+)
+def test_continue_final_message_is_refused_as_vllm_refuses_it(server, messages, extra, param):
+    """A last message that is not the assistant's; add_generation_prompt left true."""
+    with pytest.raises(openai.BadRequestError) as e:
+        server.client().chat.completions.create(model="reference", messages=messages, extra_body=extra)
+    assert e.value.body["param"] == param
+
+
 def test_models_and_health(server):
     assert [m.id for m in server.client().models.list()] == ["reference"]
+    assert server.client().models.list().data[0].model_extra["max_model_len"] == ReferenceBackend().n_ctx
     assert get(server.url + "/health") == (200, {"status": "ok"})
 
 

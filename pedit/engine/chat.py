@@ -1,6 +1,8 @@
-"""A chat request to decoder events: what `pedit serve` runs for /v1/chat/completions.
+"""A request to decoder events: what `pedit serve` runs for /v1/chat/completions and
+/v1/completions.
 
     messages -> the model's chat template -> prompt tokens
+    (continue_final_message: the last, assistant message primes the opened turn)
     prediction (OpenAI's Predicted Outputs) -> the predicted-output draft, then the end of
     the assistant turn, with prompt lookup and n-grams beside it
 
@@ -25,33 +27,42 @@ from .prompt import encode_chat, end_of_turn
 from .speculative import speculative_generate
 
 
-def chat_prompt(backend: Backend, messages: Sequence[dict]) -> list[int]:
+def chat_prompt(backend: Backend, messages: Sequence[dict], *, continue_final: bool = False) -> list[int]:
     """The prompt tokens of a conversation, the assistant's turn opened (message contents
-    tokenized without control tokens, as a file is)."""
+    tokenized without control tokens, as a file is). `continue_final` (vLLM's
+    continue_final_message): the last message is the assistant's unfinished answer; the
+    turn is opened by the template's generation prompt and primed with its text, as
+    pedit's rewrite prompt is primed with the opening fence (prompt.build_prompt)."""
+    if continue_final:
+        return encode_chat(backend, list(messages[:-1])) + backend.tokenize(messages[-1]["content"])
     return encode_chat(backend, list(messages))
 
 
-def chat_events(
+def chat_draft(backend: Backend, prediction: str) -> list[int]:
+    """A chat answer's predicted tokens: the prediction, then the end of the assistant turn."""
+    return backend.tokenize(prediction) + end_of_turn(backend)
+
+
+def completion_events(
     backend: Backend,
-    messages: Sequence[dict],
+    prompt: Sequence[int],
     options: DecodeOptions,
     *,
-    prediction: str | None = None,
+    draft: Sequence[int] = (),
     speculate: str = "auto",
     cost: CostModel | None = None,
     reuse: Sequence[int] = (),
 ) -> Iterator[Event]:
-    """Events of one chat completion. `reuse`: what the backend's cache holds (the previous
-    request's tokens), whose prefix shared with this prompt is not evaluated again."""
-    prompt = chat_prompt(backend, messages)
+    """Events of one completion of `prompt`. `draft`: the predicted tokens of the answer
+    (empty: none); `reuse`: what the backend's cache holds (the previous request's tokens),
+    whose prefix shared with this prompt is not evaluated again."""
     if speculate == "off":
         return generate(backend, prompt, options, reuse=reuse)
     drafters: list = [PromptLookup(), NGramDrafter()]
-    if prediction:
-        draft = backend.tokenize(prediction) + end_of_turn(backend)
-        drafters.insert(0, PredictedOutput(draft, start=len(prompt), token_bytes=backend.token_bytes))
+    if draft:
+        drafters.insert(0, PredictedOutput(list(draft), start=len(prompt), token_bytes=backend.token_bytes))
     acceptance = Acceptance(priors(drafters))
-    composite = Composite(drafters, acceptance.expected, primary=bool(prediction))
+    composite = Composite(drafters, acceptance.expected, primary=bool(draft))
     if speculate == "fixed":
         planner = FixedPlanner()
     else:

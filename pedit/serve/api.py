@@ -28,6 +28,7 @@ class ApiError(Exception):
 @dataclass(frozen=True)
 class ChatCall:
     messages: list[dict]
+    continue_final: bool  # vLLM's continue_final_message: the answer continues the last message
     prediction: str | None
     options: DecodeOptions
     stop: tuple[str, ...]
@@ -57,6 +58,7 @@ def parse_chat(body: dict, n_ctx: int) -> ChatCall:
             raise ApiError(400, f"messages[{i}]: role must be {roles}", "messages")
         role = "system" if m["role"] == "developer" else m["role"]
         messages.append({"role": role, "content": _text(m.get("content", ""), f"messages[{i}]")})
+    continue_final = _continuation(body, messages)
     prediction = None
     if body.get("prediction") is not None:
         p = body["prediction"]
@@ -83,7 +85,32 @@ def parse_chat(body: dict, n_ctx: int) -> ChatCall:
         raise ApiError(400, "stop must be a string or a list of up to 4 strings", "stop")
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     options = DecodeOptions(limit or n_ctx, sampling)
-    return ChatCall(messages, prediction, options, stop, bool(body.get("stream")), include)
+    return ChatCall(messages, continue_final, prediction, options, stop, bool(body.get("stream")), include)
+
+
+def _flag(body: dict, key: str, default: bool) -> bool:
+    value = body.get(key, default)
+    if not isinstance(value, bool):
+        raise ApiError(400, f"{key} must be true or false", key)
+    return value
+
+
+def _continuation(body: dict, messages: list[dict]) -> bool:
+    """vLLM's continue_final_message, with its rules: the last message is the assistant's,
+    and the client turns add_generation_prompt off. pedit's prompt always has an open
+    assistant turn (a new one, or the one it continues), so add_generation_prompt false
+    alone is refused."""
+    cont = _flag(body, "continue_final_message", False)
+    opened = _flag(body, "add_generation_prompt", True)
+    if cont and messages[-1]["role"] != "assistant":
+        raise ApiError(400, "continue_final_message: the last message must be the assistant's", "messages")
+    if cont and opened:
+        both = "continue_final_message and add_generation_prompt cannot both be true"
+        raise ApiError(400, both, "add_generation_prompt")
+    if not cont and not opened:
+        alone = "add_generation_prompt false is served only with continue_final_message true"
+        raise ApiError(400, alone, "add_generation_prompt", "unsupported_value")
+    return cont
 
 
 def _refuse_with_prediction(body: dict) -> None:

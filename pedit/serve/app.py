@@ -20,7 +20,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..engine.chat import chat_events, chat_prompt
+from ..engine.chat import chat_draft, chat_prompt, completion_events
 from ..engine.costmodel import CostModel
 from ..events import Finished, Progress, Stats, TokenGenerated, TokensAccepted
 from . import api
@@ -62,7 +62,7 @@ class Model:
 
     def run(self, call: api.ChatCall) -> Iterator:
         """The engine's events for one call (the caller holds the model)."""
-        prompt = chat_prompt(self.backend, call.messages)
+        prompt = chat_prompt(self.backend, call.messages, continue_final=call.continue_final)
         n_ctx = self.backend.n_ctx
         if len(prompt) >= n_ctx:
             too_long = f"the messages take {len(prompt)} tokens; the context is {n_ctx}"
@@ -71,8 +71,9 @@ class Model:
         options = call.options
         if options.max_tokens > room:
             options = api.DecodeOptions(room, options.sampling)
-        events = chat_events(
-            self.backend, call.messages, options, prediction=call.prediction,
+        draft = chat_draft(self.backend, call.prediction) if call.prediction else []
+        events = completion_events(
+            self.backend, prompt, options, draft=draft,
             speculate=self.config.speculate, cost=self.cost, reuse=self._cached,
         )  # fmt: skip
         for event in events:
@@ -109,7 +110,8 @@ def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
 
     @app.get("/v1/models")
     def models():
-        entry = {"id": config.model, "object": "model", "created": 0, "owned_by": "pedit"}
+        entry = {"id": config.model, "object": "model", "created": 0, "owned_by": "pedit",
+                 "max_model_len": backend.n_ctx}  # fmt: skip
         return {"object": "list", "data": [entry]}
 
     @app.post("/v1/chat/completions")
