@@ -15,11 +15,12 @@ import openai
 import pytest
 
 from pedit.backends.reference import ReferenceBackend
+from pedit.engine.chat import chat_draft, completion_events
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.prompt import encode_chat
 from pedit.engine.sampling import Sampling
-from pedit.events import drain
+from pedit.events import TokenGenerated, TokensAccepted, drain
 from pedit.serve.app import ServeConfig, create_app
 
 FILE = "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n"
@@ -78,6 +79,16 @@ def ask(client, **kw):
     return create(model="reference", messages=ASK, temperature=0, max_tokens=120, **kw)
 
 
+CONTINUED = [*ASK, {"role": "assistant", "content": "def total(x):\n    acc = 0\n"}]
+GO_ON = {"continue_final_message": True, "add_generation_prompt": False}
+
+
+def local_answer(prompt: list[int], max_tokens: int = 120) -> str:
+    """What pedit's own engine writes after these prompt tokens: plain greedy decoding."""
+    greedy = DecodeOptions(max_tokens, Sampling(temperature=0))
+    return drain(generate(ReferenceBackend(), prompt, greedy)).text
+
+
 def test_a_prediction_changes_the_speed_not_the_text(server):
     client = server.client()
     plain = ask(client)
@@ -106,6 +117,36 @@ def test_streaming_sends_the_same_text_and_the_usage_last(server):
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == whole.choices[0].finish_reason
 
 
+def by_source(pairs) -> dict[str, str]:
+    """{source: its text, concatenated} from (source, text) pairs."""
+    out: dict[str, str] = {}
+    for name, text in pairs:
+        out[name] = out.get(name, "") + text
+    return out
+
+
+def test_each_streamed_chunk_says_where_its_tokens_came_from(server):
+    """With a right prediction, the chunks' sources are the engine's own events' (the same
+    run, here on a fresh backend), and most of the text is the prediction's."""
+    b = ReferenceBackend()
+    prompt = encode_chat(b, CONTINUED[:-1]) + b.tokenize(CONTINUED[-1]["content"])
+    answer = local_answer(prompt)
+    chunks = server.client().chat.completions.create(
+        model="reference", messages=CONTINUED, temperature=0, max_tokens=120, extra_body=GO_ON,
+        prediction={"type": "content", "content": answer}, stream=True,
+    )  # fmt: skip
+    content = [c for c in chunks if c.choices and c.choices[0].delta.content]
+    streamed = by_source((c.model_extra["pedit"]["source"], c.choices[0].delta.content) for c in content)
+    greedy = DecodeOptions(120, Sampling(temperature=0))
+    events = completion_events(b, prompt, greedy, draft=chat_draft(b, answer), speculate="fixed")
+    own = [e for e in events if isinstance(e, TokenGenerated | TokensAccepted) and e.text]
+    assert streamed == by_source(
+        (e.source if isinstance(e, TokensAccepted) else "model", e.text) for e in own
+    )
+    assert len(streamed["predicted"]) > len(answer) / 2
+    assert "".join(c.choices[0].delta.content for c in content) == answer
+
+
 @pytest.mark.parametrize(
     "extra, param",
     [({"n": 2}, "n"), ({"logprobs": True}, "logprobs"), ({"presence_penalty": 0.5}, "presence_penalty")],
@@ -123,16 +164,6 @@ def test_stop_strings_end_the_answer(server):
     cut = ask(server.client(), stop=[word])
     assert cut.choices[0].message.content == full[: full.index(word)]
     assert cut.choices[0].finish_reason == "stop"
-
-
-CONTINUED = [*ASK, {"role": "assistant", "content": "def total(x):\n    acc = 0\n"}]
-GO_ON = {"continue_final_message": True, "add_generation_prompt": False}
-
-
-def local_answer(prompt: list[int], max_tokens: int = 120) -> str:
-    """What pedit's own engine writes after these prompt tokens: plain greedy decoding."""
-    greedy = DecodeOptions(max_tokens, Sampling(temperature=0))
-    return drain(generate(ReferenceBackend(), prompt, greedy)).text
 
 
 @pytest.mark.parametrize("predict", [False, True])

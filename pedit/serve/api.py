@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..engine.decode import DecodeOptions
 from ..engine.sampling import Sampling
-from ..events import Stats
+from ..events import Stats, TokenGenerated, TokensAccepted
 
 
 class ApiError(Exception):
@@ -168,6 +168,17 @@ def chunk(cid: str, model: str, delta: dict, finish: str | None = None, with_usa
     if with_usage:
         out["usage"] = with_usage
     return out
+
+
+def source(event: TokenGenerated | TokensAccepted) -> str:
+    """Where an event's tokens came from: the drafter that proposed them ("predicted",
+    "lookup", "ngram"), "grammar" for forced tokens, "model" for the model's own."""
+    return event.source if isinstance(event, TokensAccepted) else "model"
+
+
+def with_source(obj: dict, name: str) -> dict:
+    """A content chunk with its provenance, an extension field standard clients ignore."""
+    return {**obj, "pedit": {"source": name}}
 
 
 class StopText:

@@ -178,13 +178,13 @@ def _stream(model: Model, call: api.ChatCall, name: str) -> Iterator[str]:
         yield sse(api.chunk(cid, name, {"role": "assistant", "content": ""}))
         stop = api.StopText(call.stop)
         events = model.run(call)
-        stats = _none()
+        stats, origin = _none(), "model"
         try:
             for event in events:
                 if isinstance(event, TokenGenerated | TokensAccepted):
-                    text = stop.feed(event.text)
+                    text, origin = stop.feed(event.text), api.source(event)
                     if text:
-                        yield sse(api.chunk(cid, name, {"content": text}))
+                        yield sse(api.with_source(api.chunk(cid, name, {"content": text}), origin))
                     if stop.stopped:
                         break
                 elif isinstance(event, Progress | Finished):
@@ -192,8 +192,8 @@ def _stream(model: Model, call: api.ChatCall, name: str) -> Iterator[str]:
         finally:
             events.close()  # a client gone away: GeneratorExit here, the run stops at this pass
         tail = stop.close()
-        if tail:
-            yield sse(api.chunk(cid, name, {"content": tail}))
+        if tail:  # held back for the stop strings: the last event's text
+            yield sse(api.with_source(api.chunk(cid, name, {"content": tail}), origin))
         yield sse(api.chunk(cid, name, {}, api.finish_reason(stats, stop.stopped)))
         if call.include_usage:
             yield sse(api.chunk(cid, name, {}, with_usage=api.usage(stats)))
