@@ -6,9 +6,9 @@ importing this package costs nothing. See base.py for the protocol.
 
 from __future__ import annotations
 
-from .base import Backend, BackendError, Capabilities, ContextFull, TextStream
+from .base import Backend, BackendError, Capabilities, ContextFull, TextStream, count_tokens
 
-KINDS = ("llama.cpp", "transformers", "reference")
+KINDS = ("llama.cpp", "transformers", "reference")  # local; "openai" is a server (open_remote)
 
 
 def open_backend(kind: str, path=None, **options) -> Backend:
@@ -26,7 +26,17 @@ def open_backend(kind: str, path=None, **options) -> Backend:
         from .reference import ReferenceBackend
 
         return ReferenceBackend(**options)
+    if kind == "openai":
+        raise ValueError("the openai backend is a server: open it with open_remote(base_url, ...)")
     raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def open_remote(model: str | None, base_url: str, api_key: str | None = None, **options):
+    """A remote backend on an OpenAI-compatible server (backends/openai.py); model None: the
+    first one the server lists."""
+    from .openai import OpenAIBackend
+
+    return OpenAIBackend(model, base_url, api_key, **options)
 
 
 def device(kind: str) -> str:
@@ -53,5 +63,7 @@ __all__ = [
     "Capabilities",
     "ContextFull",
     "TextStream",
+    "count_tokens",
     "open_backend",
+    "open_remote",
 ]

@@ -26,6 +26,9 @@ class Capabilities:
 
     rollback: bool  # truncate(n) drops KV entries after position n
     device: str = "cpu"  # where the model runs: "cpu", "cuda" (torch), "gpu" (llama.cpp offload)
+    # eval() gives logits. False: a remote server that returns text (backends/openai.py);
+    # the engine runs engine/remote.py's loop for it, not the local one.
+    logits: bool = True
 
 
 class BackendError(RuntimeError):
@@ -79,6 +82,14 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model and its cache."""
+
+
+def count_tokens(backend, text: str) -> int:
+    """Tokens in `text`: exact where the tokenizer is here; a remote backend's estimate
+    (its tokenizer is on the server), used to size chunks and limits."""
+    if backend.capabilities.logits:
+        return len(backend.tokenize(text))
+    return backend.count_tokens(text)
 
 
 def check_room(n_past: int, n_new: int, n_ctx: int) -> None:

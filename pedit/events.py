@@ -88,6 +88,16 @@ class TokensAccepted:
 
 
 @dataclass(frozen=True, slots=True)
+class TextReceived:
+    """Text from a remote server (engine/remote.py): which of its tokens were drafted is
+    the server's business; `source` is the drafter when the server says (`pedit serve`),
+    else None."""
+
+    text: str
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Progress:
     """After every forward pass: the run so far (stop_reason is "")."""
 
@@ -101,7 +111,7 @@ class Finished:
     stats: Stats
 
 
-Event = Prefilled | TokenGenerated | TokensAccepted | Progress | Finished
+Event = Prefilled | TokenGenerated | TokensAccepted | TextReceived | Progress | Finished
 
 
 def drain(events: Iterable[Event], each: Callable[[Event], object] | None = None) -> Finished:

@@ -75,12 +75,14 @@ def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = 
     return cached(backend, identity(backend), models.cache_root() / "costs", measure_fn=measure_fn)
 
 
-def model_loader(backend: str, n_ctx: int, threads: int | None, speculate: str):
+def model_loader(backend: str, n_ctx: int, threads: int | None, speculate: str, remote: dict | None = None):
     """load(model spec) -> (backend, cost model or None), as `pedit edit` loads them but
-    silently (the app shows its own status); the cost model from the user cache."""
+    silently (the app shows its own status); the cost model from the user cache (none for
+    a server: `remote` holds its base_url, api_key and timeout)."""
 
     def load(spec: str):
-        loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads)
-        return loaded, None if speculate == "off" else measure_cost(loaded)
+        loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads, **(remote or {}))
+        measured = speculate != "off" and loaded.capabilities.logits
+        return loaded, measure_cost(loaded) if measured else None
 
     return load

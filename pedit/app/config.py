@@ -38,7 +38,7 @@ from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
 from .templates import check_overrides
 
-BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
+BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
 SPECULATE = ("auto", "fixed", "off")
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
@@ -86,8 +86,14 @@ KEYS: dict[str, Key] = {
     "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(int, lo=1),  # None: all usable CPUs
+    # backend "openai": an OpenAI-compatible server (docs/scale.md); its API key only from
+    # --api-key or OPENAI_API_KEY, never a file
+    "base_url": Key(str),
+    "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer
+    "jobs": Key(int, lo=1, hi=64),  # files at once on a server; None: JOBS_REMOTE (a local model: 1)
 }
-ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND"}
+ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL"}
+JOBS_REMOTE = 4
 
 
 def check_table(

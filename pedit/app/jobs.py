@@ -12,11 +12,12 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
-from ..backends import Backend
+from ..backends import Backend, count_tokens
 from ..engine.costmodel import CostModel
 from ..engine.edit import DRAFTERS, edit_events
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.prompt import build_prompt, build_summary_prompt
+from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Stats
@@ -68,7 +69,10 @@ class Job:
 
     @property
     def keep_bias(self) -> float:
-        """The keep-bias of this job's runs: the option's, else the template's."""
+        """The keep-bias of this job's runs: the option's, else the template's; none on a
+        remote backend (it adds to logits a server does not give)."""
+        if not self.backend.capabilities.logits:
+            return 0.0
         return self.template.bias(self.options.keep_bias)
 
     @property
@@ -99,6 +103,8 @@ class Job:
         c = self.options.constraint
         if c is not None:
             return replace(c, compact=c.kind == "json" and kind != "rewrite")
+        if not self.backend.capabilities.logits:  # no grammar on a server: the guard parses the answer
+            return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
     def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
@@ -121,8 +127,12 @@ class Job:
     def budget(self, name: str, kind: str) -> int:
         """Most file tokens one run can take: the prompt around the file, the file, and
         room for the answer (a rewrite about 1.5x the file; a summary SUMMARY_ROOM)."""
-        build = build_summary_prompt if kind == "summary" else build_prompt
-        overhead = len(build(self.backend, self.request("", name, "part 10 of 10")).tokens) + 16
+        req = self.request("", name, "part 10 of 10")
+        if self.backend.capabilities.logits:
+            build = build_summary_prompt if kind == "summary" else build_prompt
+            overhead = len(build(self.backend, req).tokens) + 16
+        else:
+            overhead = remote_size(self.backend, req, kind) + 16
         room = self.backend.n_ctx - overhead
         return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
 
@@ -130,10 +140,10 @@ class Job:
         budget = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
-        size = len(self.backend.tokenize(text))
+        size = count_tokens(self.backend, text)
 
         def count(s: str) -> int:
-            return len(self.backend.tokenize(s))
+            return count_tokens(self.backend, s)
 
         limit = self.template.chunk_tokens if self.chunk_tokens is None else self.chunk_tokens
         if limit and size > limit:  # smaller runs, lines kept whole

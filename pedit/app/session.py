@@ -22,7 +22,8 @@ from ..backends import Backend
 from ..engine.costmodel import CostModel
 from ..engine.edit import edit_events
 from ..engine.prompt import REWRITE_SYSTEM, build_prompt
-from ..events import Event, Finished, Prefilled, Stats, TokenGenerated, TokensAccepted
+from ..engine.remote import remote_size
+from ..events import Event, Finished, Prefilled, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
 from .jobs import EngineOptions, incomplete, json_grammar
@@ -80,7 +81,7 @@ class Session:
         history = tuple(a.exchange for a in turns)
         start = turns[0].before if turns else ""
         req = EditRequest(self.text, instruction, self.filename, self.system, history, start)
-        if history and len(build_prompt(self.backend, req).tokens) > self.backend.n_ctx // 2:
+        if history and self._prompt_size(req) > self.backend.n_ctx // 2:
             req = replace(req, history=(), start="")  # too long: start again from the working text
         return req
 
@@ -92,15 +93,17 @@ class Session:
         if not instruction.strip():
             raise SessionError("type an instruction")
         req = self.request(instruction)
-        prompt = build_prompt(self.backend, req).tokens
-        if len(prompt) >= self.backend.n_ctx:
+        remote = not self.backend.capabilities.logits
+        prompt = [] if remote else build_prompt(self.backend, req).tokens
+        size = self._prompt_size(req) if remote else len(prompt)
+        if size >= self.backend.n_ctx:
             raise SessionError(
-                f"{self.filename or 'the file'} takes {len(prompt)} tokens with the prompt, more than the"
+                f"{self.filename or 'the file'} takes {size} tokens with the prompt, more than the"
                 f" model's context ({self.backend.n_ctx}); use the pedit command, which works in chunks"
             )
         if not req.history:
             self._from = len(self._done)  # a new conversation (or the old one was too long)
-        if self.options.cost is None and self.options.speculate == "auto":
+        if self.options.cost is None and self.options.speculate == "auto" and not remote:
             self.options = replace(self.options, cost=measure_cost(self.backend))
         o = self.options
         t0 = time.perf_counter()
@@ -111,12 +114,12 @@ class Session:
                 self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, reuse=self._cached,
                 keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
-                constraint=json_grammar(req.text, self.filename) if o.json_auto else None,
+                constraint=json_grammar(req.text, self.filename) if o.json_auto and not remote else None,
             )  # fmt: skip
             for event in events:
                 if isinstance(event, Prefilled):
                     reused = event.reused
-                elif first is None and isinstance(event, TokenGenerated | TokensAccepted):
+                elif first is None and isinstance(event, TokenGenerated | TokensAccepted | TextReceived):
                     first = time.perf_counter() - t0
                 elif isinstance(event, Finished):
                     finished = event
@@ -136,11 +139,17 @@ class Session:
         self.turns.append(result)
         self.pending = result
 
+    def _prompt_size(self, req: EditRequest) -> int:
+        """The prompt's tokens (a remote backend's estimate: engine/remote.py)."""
+        if self.backend.capabilities.logits:
+            return len(build_prompt(self.backend, req).tokens)
+        return remote_size(self.backend, req, "rewrite")
+
     def _remember_cache(self, prompt: list[int], finished: Finished | None) -> None:
         """What the cache holds after a run: the prompt, then the tokens fed back (every
         emitted token but the last); after a cancelled run, the prompt alone is known."""
         n = self.backend.n_past
-        if n < len(prompt):
+        if n < len(prompt) or not prompt:
             self._cached = []
         else:
             fed = list(finished.tokens) if finished is not None else []

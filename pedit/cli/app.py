@@ -134,14 +134,15 @@ def _run(command: str, given: dict) -> None:
     if command == "extract":  # the schema is the instruction too
         given = {**given, "instruction": c.source}
     mode = o.write_back(**{k: given.get(k, False) for k in ("yes", "diff", "check", "stdout", "json")})
-    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling")
+    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
+            "base_url", "jobs")  # fmt: skip
     given = {"keep_bias": None, "spelling": None, **given}
     inv = Invocation(
         command, tuple(given["files"]), given.get("instruction"), mode, given.get("force", False),
         given["system"], {k: given[k] for k in keys}, given["max_tokens"],
         o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
         given["drafters"], given["stats_json"], given.get("stdin_filename"),
-        c, given.get("json_grammar", True), given.get("coalesce", True),
+        c, given.get("json_grammar", True), given.get("coalesce", True), given.get("api_key"),
     )  # fmt: skip
     code = run(inv)
     if code:
@@ -166,7 +167,8 @@ ExtractJson = Annotated[bool, EXTRACT_JSON]
 COMMON = [
     ("stdin_filename", o.StdinFilename, None), ("stats_json", o.StatsJson, None),
     ("model", o.Model, None), ("backend", o.Backend, None), ("n_ctx", o.NCtx, None),
-    ("threads", o.Threads, None),
+    ("threads", o.Threads, None), ("base_url", o.BaseUrl, None), ("api_key", o.ApiKey, None),
+    ("jobs", o.Jobs, None),
     ("system", o.System, None), ("max_tokens", o.MaxTokens, None), ("temperature", o.Temperature, 0.0),
     ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),

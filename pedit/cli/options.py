@@ -18,7 +18,7 @@ from ..errors import UsageError
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
 STRUCTURE = "Structure"
-BACKENDS = ("auto", "llama.cpp", "transformers", "reference")
+BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
 DRAFTERS = ("predicted", "lookup", "ngram")  # engine.edit.DRAFTERS, without importing numpy
 
 
@@ -110,10 +110,36 @@ Backend = Annotated[
         "-b",
         "--backend",
         click_type=click.Choice(BACKENDS),
-        help="auto: llama.cpp for GGUF, transformers for HF models. [default: auto]",
+        help="auto: llama.cpp for GGUF, transformers for HF models; openai: a server at --base-url. "
+        "[default: auto]",
         rich_help_panel=MODEL,
     ),
 ]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        help="With -b openai: the server, e.g. http://127.0.0.1:8000/v1 (-m: its model name). "
+        "[env: PEDIT_BASE_URL]",
+        rich_help_panel=MODEL,
+    ),
+]  # fmt: skip
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
+        envvar="OPENAI_API_KEY", show_envvar=True, help="With -b openai: the server's API key.",
+        rich_help_panel=MODEL,
+    ),
+]  # fmt: skip
+Jobs = Annotated[
+    int | None,
+    typer.Option(
+        "-j", "--jobs", min=1, max=64,
+        help="With -b openai: files sent at once (written one by one, in order). A local model "
+        "takes one at a time. [default: 4]",
+        rich_help_panel=MODEL,
+    ),
+]  # fmt: skip
 NCtx = Annotated[
     int | None, typer.Option(min=256, help="Context window in tokens. [default: 8192]", rich_help_panel=MODEL)
 ]

@@ -25,7 +25,8 @@ from ..engine import costmodel
 from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
-from ..events import Event, TokenGenerated, TokensAccepted
+from ..backends import count_tokens
+from ..events import Event, TextReceived, TokenGenerated, TokensAccepted, drain
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, print_diff, stats_line, unified_diff
 from ..ui.styles import legend
@@ -52,6 +53,7 @@ class Invocation:
     constraint: Constraint | None = None  # --schema / --regex / --grammar
     json_grammar: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True
+    api_key: str | None = None  # -b openai: --api-key / OPENAI_API_KEY
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -109,13 +111,15 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
     inv, reporter = shell.inv, RichReporter(shell.err)
     backend = models.load(
         settings.get("model"), settings.get("backend"), reporter,
-        n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
+        n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"), base_url=settings.get("base_url"),
+        api_key=inv.api_key, timeout=settings.get("timeout"),
     )  # fmt: skip
     shell.backend, shell.device = backend.name, backend.capabilities.device
+    remote = not backend.capabilities.logits
     try:
         speculate = settings.get("speculate")
         cost = None
-        if speculate != "off":  # said only when measured, not when the cache has it
+        if speculate != "off" and not remote:  # said only when measured, not when the cache has it
 
             def measuring(b):
                 with reporter.task("measuring draft costs (once per model and machine)", None):
@@ -130,8 +134,12 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
         job = Job(
             backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")
         )
+        name = shell.model = backend.model if remote else settings.get("model")
         if shell.err.is_terminal and shell.mode != WriteBack.JSON:
-            shell.err.print(legend(f"{settings.get('model')} on {backend.name} ({shell.device})"))
+            shell.err.print(legend(f"{name} on {backend.name} ({shell.device})"))
+        jobs = (settings.get("jobs") or config.JOBS_REMOTE) if remote else 1
+        if jobs > 1 and len(files) > 1:
+            return shell.many(job, files, jobs)
         return max(shell.one(job, f) for f in files)
     finally:
         backend.close()
@@ -146,6 +154,8 @@ class Shell:
         self.code = int(ExitCode.OK)
         self.backend = self.device = ""
         self._stdin: fileio.Source | None = None
+        self._said_ignored = False
+        self.model: str | None = None  # the model's name where the backend says (a server's)
 
     @property
     def writes(self) -> bool:
@@ -209,7 +219,7 @@ class Shell:
 
     def _one(self, job: Job, name: str) -> int:
         source = self._read(name)  # again: what is written must be checked against this
-        expected = len(job.backend.tokenize(source.text)) if self.kind == "rewrite" else None
+        expected = count_tokens(job.backend, source.text) if self.kind == "rewrite" else None
         # a summary in one run streams to stdout as it is written (the live view: status only)
         stream = self.kind == "summary" and self.mode != WriteBack.JSON and self.inv.command != "extract"
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
@@ -222,15 +232,75 @@ class Shell:
             self.err.print(f"[dim]pedit: {label}: {stats_line(finished.stats)}[/]", highlight=False)
             return finished
 
+        return self._result(job, source, self._outcome(job, source, render), sink)
+
+    def _outcome(self, job: Job, source: fileio.Source, render) -> Outcome:
         run = job.summarize if self.kind == "summary" else job.rewrite
-        outcome = run(source.text, source.name, render)
+        return run(source.text, source.name, render)
+
+    def _result(self, job: Job, source: fileio.Source, outcome: Outcome, sink=None) -> int:
         if len(outcome.stats) > 1:
             self.err.print(
                 f"[dim]pedit: {source.name} in all: {stats_line(outcome.total())}[/]", highlight=False
             )
+        if not job.backend.capabilities.logits:
+            self._ignored_prediction(outcome)
         if self.kind == "summary":
             return self._summary(source, outcome, sink)
         return self._rewrite(source, outcome)
+
+    def many(self, job: Job, files: list[str], jobs: int) -> int:
+        """A remote backend's files, `jobs` at once: the answers come back in any order and
+        are reported and written one by one, in the files' order, each against what was
+        read before its run (a file changed meanwhile is not written, as always)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        runs: list[tuple[str, str]] = []  # each run's label and stats line, printed in order
+
+        def run(name: str):
+            source = self._read(name)
+
+            def render(events, label: str):
+                finished = drain(events)
+                runs.append((name, f"pedit: {label}: {stats_line(finished.stats)}"))
+                return finished
+
+            return source, self._outcome(job, source, render)
+
+        code = int(ExitCode.OK)
+        with ThreadPoolExecutor(jobs) as pool:
+            futures = [pool.submit(run, name) for name in files]
+            try:
+                for name, future in zip(files, futures, strict=True):
+                    code = max(code, self._collect(job, name, future, runs))
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+        return code
+
+    def _collect(self, job: Job, name: str, future, runs: list[tuple[str, str]]) -> int:
+        before = len(self.results)
+        try:
+            source, outcome = future.result()
+            for line in [text for who, text in list(runs) if who == name]:
+                self.err.print(f"[dim]{line}[/]", highlight=False)
+            with fileio.locked(Path(name)) if self.writes else contextlib.nullcontext():
+                return self._result(job, source, outcome)
+        except ModelError:
+            raise
+        except PeditError as exc:
+            return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
+
+    def _ignored_prediction(self, outcome: Outcome) -> None:
+        """Once: a server that reported no prediction tokens for a rewrite ignores them."""
+        s = outcome.total()
+        if self.kind == "rewrite" and not (s.accepted_prediction_tokens or s.rejected_prediction_tokens):
+            if not self._said_ignored:
+                self._said_ignored = True
+                self.err.print(
+                    "pedit: the server reported no accepted or rejected prediction tokens: it ignores "
+                    "`prediction` (no speedup from the file; docs/scale.md)", highlight=False,
+                )  # fmt: skip
 
     def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
         if self.inv.command == "extract":
@@ -330,7 +400,7 @@ class Shell:
 
     def write_stats(self, path: Path, settings: config.Settings, template) -> None:
         data = {
-            "model": settings.get("model"),
+            "model": self.model or settings.get("model"),
             "backend": self.backend or settings.get("backend"),
             "device": self.device or None,
             "speculate": settings.get("speculate"),
@@ -365,7 +435,7 @@ class StrippedStream:
 
     def tee(self, events: Iterator[Event]) -> Iterator[Event]:
         for ev in events:
-            if isinstance(ev, TokenGenerated | TokensAccepted):
+            if isinstance(ev, TokenGenerated | TokensAccepted | TextReceived):
                 self.write(ev.text)
             yield ev
 

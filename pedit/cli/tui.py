@@ -18,6 +18,8 @@ def tui_command(
     backend: o.Backend = None,
     n_ctx: o.NCtx = None,
     threads: o.Threads = None,
+    base_url: o.BaseUrl = None,
+    api_key: o.ApiKey = None,
     system: Annotated[
         str | None,
         typer.Option(help="Replace the system prompt for this session.", rich_help_panel=o.DECODING),
@@ -54,13 +56,16 @@ def tui_command(
     from ..tui.app import PeditApp
 
     chosen = o.sampling(temperature, top_k, top_p, seed)
-    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads}
+    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "base_url": base_url}
     settings = config.resolve(
         {**given, "speculate": speculate, "draft_max": draft_max, "keep_bias": keep_bias}
     )
     speculate = settings.get("speculate")
 
-    load = model_loader(settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate)
+    remote = {"base_url": settings.get("base_url"), "api_key": api_key, "timeout": settings.get("timeout")}
+    load = model_loader(
+        settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate, remote
+    )
     engine = EngineOptions(
         None, chosen, speculate, draft_max=settings.get("draft_max"), keep_bias=settings.get("keep_bias")
     )

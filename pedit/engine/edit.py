@@ -22,10 +22,11 @@ from .drafters.compose import Composite, priors
 from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
-from .grammar import Constraint, Matcher, grammar, tokenizer_for
+from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias
 from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
+from .remote import remote_generate
 from .sampling import Sampling
 from .speculative import speculative_generate
 
@@ -82,6 +83,8 @@ def edit_events(
     their own (constrained.py), with or without drafts."""
     if speculate not in SPECULATE:
         raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
+    if not backend.capabilities.logits:
+        return _remote(backend, req, kind, max_tokens, sampling or Sampling(), constraint)
     if kind == "summary":
         prompt, until = build_summary_prompt(backend, req), None
         drafters = [d for d in drafters if d != "predicted"] or ["lookup", "ngram"]
@@ -124,3 +127,14 @@ def edit_events(
         backend, prompt.tokens, options, composite, planner, acceptance,
         draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
     )  # fmt: skip
+
+
+def _remote(backend, req: EditRequest, kind: str, max_tokens, sampling: Sampling, constraint) -> Iterator[Event]:
+    """A server that returns text (engine/remote.py): it drafts from the file, if it can;
+    no grammar and no keep-bias, which need the logits."""
+    if constraint is not None:
+        raise GrammarError("needs a local backend (llama.cpp or transformers): a server gives no logits to mask")
+    limit = max_tokens or max(1, min(2 * backend.count_tokens(req.text) + 1024, backend.n_ctx // 2))
+    s = sampling
+    return remote_generate(backend, req, kind=kind, max_tokens=limit, temperature=s.temperature,
+                           top_p=s.top_p, seed=s.seed)  # fmt: skip

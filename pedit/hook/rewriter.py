@@ -48,11 +48,12 @@ class Rewriter:
             s = self.settings
             try:
                 self._backend = models.load(
-                    self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads")
-                )
+                    self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads"),
+                    base_url=s.get("base_url"), timeout=s.get("timeout"),
+                )  # fmt: skip
             except PeditError as exc:  # an unknown model is a setup problem too: exit 3
                 raise ModelError(exc.message) from exc
-            if s.get("speculate") != "off":
+            if s.get("speculate") != "off" and self._backend.capabilities.logits:
                 self._cost = measure_cost(self._backend)
         return self._backend
 

@@ -107,13 +107,45 @@ def prepare(
 
 
 def load(spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, **options) -> Backend:
-    """prepare() then open the backend; options go to the backend (n_ctx, n_threads...)."""
+    """prepare() then open the backend; options go to the backend (n_ctx, n_threads...).
+    Backend "openai": the model `spec` on the server at options["base_url"] (load_remote)."""
+    if backend == "openai":
+        return load_remote(spec, reporter, **options)
+    options = {k: v for k, v in options.items() if k not in REMOTE_OPTIONS}
     prepared = prepare(spec, backend, reporter)
     with reporter.task(f"loading {prepared.label} ({prepared.kind})", None):
         try:
             return open_backend(prepared.kind, prepared.path, **options)
         except BackendError as exc:
             raise ModelError(f"cannot load {prepared.label}: {exc}") from exc
+
+
+REMOTE_OPTIONS = ("base_url", "api_key", "timeout")
+
+
+def load_remote(
+    spec: str | None, reporter: Reporter = NULL_REPORTER, *, base_url: str | None = None,
+    api_key: str | None = None, timeout: float | None = None, n_ctx: int | None = None, **_local,
+):  # fmt: skip
+    """A model on an OpenAI-compatible server. `spec` is the server's name for it; the
+    default model's name on a server that serves another model means that one (a user who
+    named no model). The API key: given, else OPENAI_API_KEY."""
+    import os
+
+    from ..backends import open_remote
+
+    if not base_url:
+        raise UsageError("--backend openai needs --base-url URL (or PEDIT_BASE_URL, or base_url in the config)")
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    with reporter.task(f"connecting to {base_url}", None):
+        backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0)
+    served = backend.served
+    if spec and (spec in served or not served):
+        backend.use(spec)
+    elif spec and spec != DEFAULT_MODEL:
+        backend.close()
+        raise ModelError(f"{base_url} has no model {spec!r}; it serves: {', '.join(served) or 'none listed'}")
+    return backend
 
 
 __all__ = [

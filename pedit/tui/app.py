@@ -25,7 +25,7 @@ from ..app.jobs import EngineOptions
 from ..app.session import Session, SessionError, TurnResult
 from ..backends import Backend
 from ..errors import PeditError
-from ..events import Progress, TokenGenerated, TokensAccepted
+from ..events import Progress, TextReceived, TokenGenerated, TokensAccepted
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped
 from .screens import HelpScreen, ModelScreen, QuitScreen
 from .widgets import Document, figures, history_line
@@ -181,6 +181,9 @@ class PeditApp(App[int]):
                     tokens += len(event.tokens)
                 elif isinstance(event, TokenGenerated):
                     batch.append((event.text, "generated"))
+                    tokens += 1
+                elif isinstance(event, TextReceived):  # a server's text
+                    batch.append((event.text, event.source or "remote"))
                     tokens += 1
                 elif isinstance(event, Progress):
                     stats = event.stats

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.style import Style
 from rich.text import Text
 
-from ..events import Event, Finished, Progress, Stats, TokenGenerated, TokensAccepted, drain
+from ..events import Event, Finished, Progress, Stats, TextReceived, TokenGenerated, TokensAccepted, drain
 from .styles import STYLES, speedup_text
 
 
@@ -57,6 +57,10 @@ class LiveView:
                     tokens += 1 if isinstance(ev, TokenGenerated) else len(ev.tokens)
                     if self.show_text:
                         line = self._add(live, line, ev.text, STYLES.get(kind, STYLES["generated"]))
+                elif isinstance(ev, TextReceived):  # from a server: its own token count comes last
+                    tokens += 1
+                    if self.show_text:
+                        line = self._add(live, line, ev.text, STYLES.get(ev.source or "", STYLES["remote"]))
                 elif isinstance(ev, Progress):
                     stats = ev.stats
                 elif isinstance(ev, Finished):

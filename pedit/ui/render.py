@@ -56,13 +56,14 @@ def stats_line(stats: Stats) -> str:
     if stats.accepted_prediction_tokens or stats.rejected_prediction_tokens:
         by = ", ".join(f"{k} {v}" for k, v in sorted(stats.accepted_by_drafter.items()))
         parts.append(
-            f"drafts: {stats.accepted_prediction_tokens} accepted ({by}), "
+            f"drafts: {stats.accepted_prediction_tokens} accepted{f' ({by})' if by else ''}, "
             f"{stats.rejected_prediction_tokens} rejected"
         )
     if stats.coalesced_tokens:
         parts.append(f"{stats.coalesced_tokens} forced by the grammar without a pass")
+    if stats.forward_passes or not stats.completion_tokens:  # a server may not say (remote: 0)
+        parts.append(f"{stats.forward_passes} forward passes")
     parts += [
-        f"{stats.forward_passes} forward passes",
         f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "
         f"({stats.prefill_tokens_per_second:.0f} tok/s)",
         f"stop: {stats.stop_reason}",

@@ -4,6 +4,7 @@ They survive NO_COLOR and both terminal themes because each has a text attribute
 own besides its colour: tokens copied from the file are dim (green), tokens the model
 generated are bold (magenta), tokens drafted by prompt lookup or the n-gram model are
 underlined (cyan), tokens a grammar forced (--schema, a .json file) are italic (yellow).
+Text from a remote server that does not say who wrote it is plain.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ STYLES = {
     "lookup": Style(underline=True, color="cyan"),
     "ngram": Style(underline=True, color="cyan"),
     "grammar": Style(italic=True, color="yellow"),
+    "remote": Style(),  # text from a server that does not say which tokens were drafted
 }
 LEGEND = [
     ("copied from the file", "predicted"),

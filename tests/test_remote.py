@@ -1,0 +1,174 @@
+"""The remote backend (`-b openai --base-url`): pedit as a client of an OpenAI-compatible
+server. Against a real `pedit serve` (uvicorn on loopback, the reference backend), a
+rewrite is the local run's, token for token; several files go at once and are written in
+order; a server that is down, refuses the key, stays busy, breaks or is too slow is one
+line and exit 3, with the file untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from servers import Fixed, Uvicorn
+
+from pedit.backends.reference import ReferenceBackend
+from pedit.cli.app import cli as app
+from pedit.engine.costmodel import CostModel
+from pedit.engine.prompt import FenceStream
+from pedit.engine.remote import Preamble
+from pedit.serve.app import ServeConfig, create_app
+
+ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
+CHANGE = ("--temperature", "1", "--seed", "3")  # a sampled run: the answer differs from the file
+FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
+pytestmark = pytest.mark.timeout(180)
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, list(map(str, args)))
+
+
+@pytest.fixture(scope="module")
+def served():
+    server = Uvicorn(create_app(ReferenceBackend(), FLAT, ServeConfig("reference", speculate="fixed")))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def essay(tmp_path):
+    path = tmp_path / "essay.md"
+    path.write_text(ESSAY)
+    return path
+
+
+def remote(url: str) -> tuple[str, ...]:
+    return ("-b", "openai", "--base-url", url, "--api-key", "none")
+
+
+def test_a_rewrite_through_pedit_serve_is_the_local_one(served, essay, tmp_path):
+    """The same messages, the same primed fence (continue_final_message) and the same seed:
+    the server's answer is the local run's, and it reports the prediction tokens."""
+    stats = tmp_path / "stats.json"
+    local = invoke("edit", essay, "Make it shorter", "-b", "reference", "--stdout", *CHANGE)
+    there = invoke("edit", essay, "Make it shorter", *remote(served.url), "--stdout", *CHANGE,
+                   "--stats-json", stats)  # fmt: skip
+    assert local.exit_code == there.exit_code == 0, local.output + there.output
+    assert there.stdout == local.stdout != ESSAY
+    figures = json.loads(stats.read_text())
+    assert (figures["backend"], figures["model"]) == ("openai", "reference")
+    assert figures["accepted_prediction_tokens"] > 0
+    assert figures["stop_reason"] == "fence"
+
+
+def test_a_summary_through_pedit_serve_is_the_local_one(served, essay):
+    local = invoke("summarize", essay, "-b", "reference", *CHANGE)
+    there = invoke("summarize", essay, *remote(served.url), *CHANGE)
+    assert local.exit_code == there.exit_code == 0, local.output + there.output
+    assert there.stdout == local.stdout
+
+
+def test_several_files_go_at_once_and_are_written_in_order(served, tmp_path):
+    names = [tmp_path / f"{c}.md" for c in "abc"]
+    for i, path in enumerate(names):
+        path.write_text(ESSAY.replace("reading", f"reading {i}"))
+    want = {}
+    for path in names:
+        result = invoke("edit", path, "Make it shorter", "-b", "reference", "--stdout", *CHANGE)
+        assert result.exit_code == 0, result.output
+        want[path] = result.stdout
+    result = invoke("edit", *names, "Make it shorter", *remote(served.url), "-y", "--jobs", "3", *CHANGE)
+    assert result.exit_code == 0, result.output
+    assert {p: p.read_text() for p in names} == want
+    written = [line for line in result.stderr.splitlines() if line.endswith(": written")]
+    assert written == [f"pedit: {p.name}: written" for p in names]
+
+
+def test_a_grammar_needs_a_local_backend(served, essay):
+    result = invoke("edit", essay, "x", *remote(served.url), "--regex", "[a-z]+", "--stdout")
+    assert result.exit_code == 2
+    assert "needs a local backend" in result.stderr.strip().splitlines()[-1]
+
+
+def test_an_unknown_model_names_the_served_ones(served, essay):
+    result = invoke("edit", essay, "x", *remote(served.url), "-m", "gpt-9", "--stdout")
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: {served.url} has no model 'gpt-9'; it serves: reference"
+    )
+
+
+def test_the_wrong_key_is_one_line_and_exit_3(essay):
+    server = Uvicorn(create_app(ReferenceBackend(), FLAT, ServeConfig("reference", api_key="right")))
+    try:
+        result = invoke("edit", essay, "x", "-b", "openai", "--base-url", server.url, "--api-key", "wrong",
+                        "-y")  # fmt: skip
+    finally:
+        server.stop()
+    assert result.exit_code == 3
+    assert "refused the API key (401" in result.stderr.strip().splitlines()[-1]
+    assert essay.read_text() == ESSAY
+
+
+def test_a_server_that_is_down_is_one_line_and_exit_3(essay):
+    server = Fixed(500)
+    url = server.url
+    server.stop()  # nothing listens there now
+    result = invoke("edit", essay, "x", *remote(url), "-y")
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines()[-1].startswith(f"pedit: error: cannot reach {url}")
+    assert essay.read_text() == ESSAY
+
+
+@pytest.mark.parametrize(
+    ("status", "says"), [(429, "the server is busy (429)"), (500, "server error 500"), (503, "server error 503")]
+)
+def test_busy_and_broken_servers_are_retried_then_one_line(essay, status, says):
+    """The client retries 429 and 5xx with backoff (Retry-After honoured), 3 times, then
+    gives up with one line."""
+    server = Fixed(status, headers={"retry-after": "0"})
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-y")
+    finally:
+        server.stop()
+    assert result.exit_code == 3
+    assert says in result.stderr.strip().splitlines()[-1]
+    assert server.requests == 4
+    assert essay.read_text() == ESSAY
+
+
+def test_a_server_too_slow_times_out(essay, isolated_dirs):
+    conf = isolated_dirs / "config" / "pedit" / "config.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("timeout = 0.3\n")
+    server = Fixed(200, delay=2.0)
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-y")
+    finally:
+        server.stop()
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines()[-1] == f"pedit: error: {server.url}: no answer in time (timed out)"
+    assert essay.read_text() == ESSAY
+
+
+def test_a_base_url_is_required(essay):
+    result = invoke("edit", essay, "x", "-b", "openai", "-y")
+    assert result.exit_code == 2
+    assert "--base-url" in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("answer", "file"),
+    [
+        ("Sure! Here it is:\n\n```python\nx = 1\n```\nDone.", "x = 1\n"),
+        ("```python\nx = 1\n```\n", "x = 1\n"),
+        ("x = 1\n", ""),  # no fence at all: nothing (the answer is refused as incomplete)
+    ],
+)
+def test_a_plain_answer_loses_what_precedes_its_fence(answer, file):
+    """A server that does not continue the primed fence: the model opens its own."""
+    for cut in range(1, len(answer)):  # however the text is split into deltas
+        pre, stream = Preamble(), FenceStream("```", "x = 0\n")
+        out = stream.feed(pre.feed(answer[:cut])) + stream.feed(pre.feed(answer[cut:])) + stream.close()
+        assert out == file
