@@ -193,6 +193,48 @@ def test_continue_final_message_is_refused_as_vllm_refuses_it(server, messages, 
     assert e.value.body["param"] == param
 
 
+AGAIN = FILE + "\ndef total(x):\n    s = 0\n"  # a plain-text prompt the model goes on copying
+
+
+def test_completions_continue_plain_text_as_the_engine_does(server):
+    """/v1/completions: the prompt tokenized as plain text, no chat template; OpenAI's
+    default of 16 tokens; a prediction (pedit's extension) drafts without changing the text."""
+    create = server.client().completions.create
+    b = ReferenceBackend()
+    expected = local_answer(b.tokenize(AGAIN), 16)
+    got = create(model="reference", prompt=AGAIN, temperature=0)
+    assert (got.object, got.choices[0].finish_reason) == ("text_completion", "length")
+    assert got.choices[0].text == expected
+    assert (got.usage.prompt_tokens, got.usage.completion_tokens) == (len(b.tokenize(AGAIN)), 16)
+    predicted = create(model="reference", prompt=[AGAIN], temperature=0, extra_body={"prediction": {
+        "type": "content", "content": expected}})  # fmt: skip
+    assert predicted.choices[0].text == expected
+    # the prefill's token, then one pass verifying 14 predicted tokens and drawing the 16th
+    assert predicted.model_extra["pedit"] == {"forward_passes": 2, "accepted_by_drafter": {"predicted": 14}}
+
+
+def test_completions_stream_the_same_text_and_the_usage_last(server):
+    create = server.client().completions.create
+    whole = create(model="reference", prompt=AGAIN, temperature=0, max_tokens=40)
+    chunks = list(create(model="reference", prompt=AGAIN, temperature=0, max_tokens=40, stream=True,
+                         stream_options={"include_usage": True}))  # fmt: skip
+    assert {c.object for c in chunks} == {"text_completion"}
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == whole.choices[0].text
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 40
+
+
+@pytest.mark.parametrize(
+    "extra, param",
+    [({"prompt": ["one", "two"]}, "prompt"), ({"echo": True}, "echo"), ({"suffix": "x"}, "suffix"),
+     ({"best_of": 2}, "best_of"), ({"n": 2}, "n"), ({"logprobs": 1}, "logprobs")],
+)  # fmt: skip
+def test_what_completions_do_not_serve_is_openais_400(server, extra, param):
+    with pytest.raises(openai.BadRequestError) as e:
+        server.client().completions.create(**{"model": "reference", "prompt": AGAIN, **extra})
+    assert (e.value.status_code, e.value.body["param"]) == (400, param)
+
+
 def test_models_and_health(server):
     assert [m.id for m in server.client().models.list()] == ["reference"]
     assert server.client().models.list().data[0].model_extra["max_model_len"] == ReferenceBackend().n_ctx

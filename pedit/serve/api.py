@@ -1,6 +1,7 @@
-"""OpenAI's chat-completions request and response shapes, as pure functions (no web
-framework here): a request body in, the engine's inputs out; the engine's figures in, the
-response body out. What OpenAI refuses with a prediction, pedit refuses the same way."""
+"""OpenAI's chat-completions and completions request and response shapes, in plain
+Python (no web framework here): a request body in, the engine's inputs out (Call); the
+engine's text and figures in, the response bodies out (Shape). What OpenAI refuses with a prediction, pedit
+refuses the same way."""
 
 from __future__ import annotations
 
@@ -26,14 +27,23 @@ class ApiError(Exception):
 
 
 @dataclass(frozen=True)
-class ChatCall:
-    messages: list[dict]
+class Call:
+    """One request, as the engine needs it: a conversation (/v1/chat/completions) or a
+    plain-text prompt (/v1/completions)."""
+
+    messages: list[dict] | None  # None: `text` is the prompt, with no chat template
+    text: str
     continue_final: bool  # vLLM's continue_final_message: the answer continues the last message
     prediction: str | None
     options: DecodeOptions
     stop: tuple[str, ...]
     stream: bool
     include_usage: bool
+
+    @property
+    def param(self) -> str:
+        """The request field the prompt came from."""
+        return "prompt" if self.messages is None else "messages"
 
 
 def _text(content, where: str) -> str:
@@ -45,9 +55,8 @@ def _text(content, where: str) -> str:
     raise ApiError(400, f"{where}: content must be a string or a list of text parts", where)
 
 
-def parse_chat(body: dict, n_ctx: int) -> ChatCall:
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object")
+def parse_chat(body: dict, n_ctx: int) -> Call:
+    _object(body)
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise ApiError(400, "messages must be a non-empty list", "messages")
@@ -59,6 +68,36 @@ def parse_chat(body: dict, n_ctx: int) -> ChatCall:
         role = "system" if m["role"] == "developer" else m["role"]
         messages.append({"role": role, "content": _text(m.get("content", ""), f"messages[{i}]")})
     continue_final = _continuation(body, messages)
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    return Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
+
+
+def parse_completion(body: dict, n_ctx: int) -> Call:
+    """OpenAI's legacy completions: one prompt, plain text; `prediction` is pedit's extension."""
+    _object(body)
+    for key in ("echo", "suffix", "logprobs"):
+        if body.get(key) not in (None, False, ""):
+            raise ApiError(400, f"{key} is not supported", key, "unsupported_value")
+    if (body.get("best_of") or 1) != 1:
+        raise ApiError(400, "pedit returns one choice: best_of must be 1", "best_of", "unsupported_value")
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) > 1 and all(isinstance(p, str) for p in prompt):
+        raise ApiError(400, "one prompt per request", "prompt", "unsupported_value")
+    if isinstance(prompt, list) and len(prompt) == 1:
+        prompt = prompt[0]
+    if not isinstance(prompt, str) or not prompt:
+        raise ApiError(400, "prompt must be a non-empty string (or a list of one)", "prompt")
+    limit = body.get("max_tokens")
+    return Call(None, prompt, False, *_decoding(body, 16 if limit is None else limit, n_ctx))
+
+
+def _object(body) -> None:
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+
+
+def _decoding(body: dict, limit, n_ctx: int) -> tuple:
+    """What both endpoints share: (prediction, options, stop, stream, include_usage)."""
     prediction = None
     if body.get("prediction") is not None:
         p = body["prediction"]
@@ -68,7 +107,6 @@ def parse_chat(body: dict, n_ctx: int) -> ChatCall:
         _refuse_with_prediction(body)
     if (body.get("n") or 1) != 1:
         raise ApiError(400, "pedit returns one choice: n must be 1", "n", "unsupported_value")
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise ApiError(400, "max_tokens must be a positive integer", "max_tokens")
     try:
@@ -85,7 +123,7 @@ def parse_chat(body: dict, n_ctx: int) -> ChatCall:
         raise ApiError(400, "stop must be a string or a list of up to 4 strings", "stop")
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     options = DecodeOptions(limit or n_ctx, sampling)
-    return ChatCall(messages, continue_final, prediction, options, stop, bool(body.get("stream")), include)
+    return prediction, options, stop, bool(body.get("stream")), include
 
 
 def _flag(body: dict, key: str, default: bool) -> bool:
@@ -147,38 +185,72 @@ def figures(stats: Stats) -> dict:
     return {"forward_passes": stats.forward_passes, "accepted_by_drafter": stats.accepted_by_drafter}
 
 
-def completion_id() -> str:
-    return "chatcmpl-" + uuid.uuid4().hex[:24]
+class Shape:
+    """The objects of one response: the whole answer, or the stream's chunks (a content
+    chunk per engine event, with its provenance; the finish chunk; the usage chunk)."""
+
+    prefix = whole = part = ""  # the id's prefix, the answer's and the chunks' "object"
+
+    def __init__(self, model: str):
+        self.id, self.model, self.created = self.prefix + uuid.uuid4().hex[:24], model, int(time.time())
+
+    def response(self, text: str, stats: Stats, stopped: bool) -> dict:
+        choice = self._whole_choice(text, finish_reason(stats, stopped))
+        return {**self._head(self.whole), "choices": [choice], "usage": usage(stats), "pedit": figures(stats)}
+
+    def opening(self) -> list[dict]:
+        return []
+
+    def content(self, text: str, source: str) -> dict:
+        """A content chunk, with where its tokens came from (an extension field)."""
+        choice = self._part_choice(text, None)
+        return {**self._head(self.part), "choices": [choice], "pedit": {"source": source}}
+
+    def finish(self, reason: str) -> dict:
+        return {**self._head(self.part), "choices": [self._part_choice(None, reason)]}
+
+    def usage_chunk(self, stats: Stats) -> dict:
+        return {**self._head(self.part), "choices": [], "usage": usage(stats)}
+
+    def _head(self, obj: str) -> dict:
+        return {"id": self.id, "object": obj, "created": self.created, "model": self.model}
+
+    def _whole_choice(self, text: str, finish: str) -> dict:
+        raise NotImplementedError
+
+    def _part_choice(self, text: str | None, finish: str | None) -> dict:
+        raise NotImplementedError
 
 
-def response(cid: str, model: str, text: str, stats: Stats, stopped: bool) -> dict:
-    return {
-        "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": finish_reason(stats, stopped)}],
-        "usage": usage(stats), "pedit": figures(stats),
-    }  # fmt: skip
+class ChatShape(Shape):
+    prefix, whole, part = "chatcmpl-", "chat.completion", "chat.completion.chunk"
+
+    def opening(self) -> list[dict]:
+        """The role chunk a chat stream starts with."""
+        delta = {"role": "assistant", "content": ""}
+        return [{**self._head(self.part), "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}]
+
+    def _whole_choice(self, text: str, finish: str) -> dict:
+        return {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+
+    def _part_choice(self, text: str | None, finish: str | None) -> dict:
+        return {"index": 0, "delta": {} if text is None else {"content": text}, "finish_reason": finish}
 
 
-def chunk(cid: str, model: str, delta: dict, finish: str | None = None, with_usage: dict | None = None):
-    out = {
-        "id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-        "choices": [] if with_usage else [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }  # fmt: skip
-    if with_usage:
-        out["usage"] = with_usage
-    return out
+class TextShape(Shape):
+    prefix, whole, part = "cmpl-", "text_completion", "text_completion"
+
+    def _whole_choice(self, text: str, finish: str) -> dict:
+        return {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
+
+    def _part_choice(self, text: str | None, finish: str | None) -> dict:
+        return self._whole_choice(text or "", finish)
 
 
 def source(event: TokenGenerated | TokensAccepted) -> str:
     """Where an event's tokens came from: the drafter that proposed them ("predicted",
     "lookup", "ngram"), "grammar" for forced tokens, "model" for the model's own."""
     return event.source if isinstance(event, TokensAccepted) else "model"
-
-
-def with_source(obj: dict, name: str) -> dict:
-    """A content chunk with its provenance, an extension field standard clients ignore."""
-    return {**obj, "pedit": {"source": name}}
 
 
 class StopText:
