@@ -5,6 +5,7 @@ OpenAI's errors for what a prediction cannot be combined with, the API key, the 
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -35,10 +36,10 @@ pytestmark = pytest.mark.timeout(120)  # a server that deadlocks fails here, not
 class Server:
     """uvicorn on a free loopback port, in a thread."""
 
-    def __init__(self, config: ServeConfig):
+    def __init__(self, config: ServeConfig, backend=None):
         import uvicorn
 
-        app = create_app(ReferenceBackend(), FLAT, config)
+        app = create_app(backend or ReferenceBackend(), FLAT, config)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -47,8 +48,8 @@ class Server:
             if time.monotonic() > deadline:
                 raise RuntimeError("uvicorn did not start")
             time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
 
     def client(self, key: str = "none") -> openai.OpenAI:
         return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0)
@@ -210,7 +211,8 @@ def test_completions_continue_plain_text_as_the_engine_does(server):
         "type": "content", "content": expected}})  # fmt: skip
     assert predicted.choices[0].text == expected
     # the prefill's token, then one pass verifying 14 predicted tokens and drawing the 16th
-    assert predicted.model_extra["pedit"] == {"forward_passes": 2, "accepted_by_drafter": {"predicted": 14}}
+    figures = predicted.model_extra["pedit"]
+    assert (figures["forward_passes"], figures["accepted_by_drafter"]) == (2, {"predicted": 14})
 
 
 def test_completions_stream_the_same_text_and_the_usage_last(server):
@@ -233,6 +235,22 @@ def test_what_completions_do_not_serve_is_openais_400(server, extra, param):
     with pytest.raises(openai.BadRequestError) as e:
         server.client().completions.create(**{"model": "reference", "prompt": AGAIN, **extra})
     assert (e.value.status_code, e.value.body["param"]) == (400, param)
+
+
+def test_a_run_a_stop_string_ends_leaves_the_cache_known():
+    """After a run cut short (here by a stop string), the next request must not reuse the
+    tokens of the run before it: the cache now holds the cut run's."""
+    s = Server(ServeConfig("reference", speculate="fixed"))
+    try:
+        first = ask(s.client()).choices[0].message.content
+        other = [{"role": "system", "content": "You write poems."}, *ASK[1:]]
+        cut = s.client().chat.completions.create(
+            model="reference", messages=other, temperature=0, stop=["\n"]
+        )
+        assert cut.choices[0].finish_reason == "stop"
+        assert ask(s.client()).choices[0].message.content == first
+    finally:
+        s.stop()
 
 
 def test_models_and_health(server):
@@ -281,6 +299,57 @@ def test_concurrent_clients_get_the_serial_answers_or_429():
         assert len(results) == 8
         assert all(r == serial or r == 429 for r in results)  # each completes as alone, or is turned away
         assert results.count(serial) >= 3
+    finally:
+        s.stop()
+
+
+class SlowBackend(ReferenceBackend):
+    """The reference model at 50 ms a forward pass, counting its passes: a run long enough
+    to leave in the middle of (the one test double here)."""
+
+    def __init__(self):
+        super().__init__()
+        self.passes = 0
+
+    def eval(self, tokens, *, n_logits: int = 1):
+        self.passes += 1
+        time.sleep(0.05)
+        return super().eval(tokens, n_logits=n_logits)
+
+
+def settled(count, seconds: float = 0.5, deadline: float = 10.0) -> int:
+    """count() once it has not changed for `seconds`."""
+    end, last = time.monotonic() + deadline, count()
+    while time.monotonic() < end:
+        time.sleep(seconds)
+        now = count()
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("still counting")
+
+
+def test_a_client_gone_mid_stream_stops_its_run_and_frees_the_model():
+    """Plain decoding, one pass a token, 2000 tokens asked (100 s): the client reads three
+    chunks and hangs up; the run stops within a pass or two and the next request is served."""
+    backend = SlowBackend()
+    s = Server(ServeConfig("reference", speculate="off"), backend)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        body = {"model": "reference", "messages": ASK, "temperature": 0, "max_tokens": 2000, "stream": True}
+        conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        lines = [response.readline() for _ in range(6)]  # the role chunk and two content chunks
+        assert lines[4].startswith(b"data: ") and b'"source": "model"' in lines[4]
+        response.close()
+        conn.close()
+        passes = settled(lambda: backend.passes)
+        assert passes < 100
+        after = s.client().chat.completions.create(
+            model="reference", messages=ASK, temperature=0, max_tokens=5
+        )
+        assert after.usage.completion_tokens == 5
+        assert backend.passes == passes + 5  # the prompt's last token again, then one pass a token
     finally:
         s.stop()
 

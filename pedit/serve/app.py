@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -97,26 +98,47 @@ async def _serve(request: Request, model: Model, config: ServeConfig, parse: Cal
         await run_in_threadpool(model.enter)
     except api.ApiError as exc:
         return fail(exc)
-    if not call.stream:
-        try:
-            return await run_in_threadpool(complete, model, call, shape(config.model))
-        except api.ApiError as exc:
+    return await _answer(model, call, shape(config.model))
+
+
+async def _answer(model: Model, call: api.Call, shape: api.Shape):
+    """The answer, the model held: whole (released here) or streamed (released by the
+    stream's response, however it ends)."""
+    try:
+        if call.stream:
+            events = await run_in_threadpool(model.start, call)
+            lines = stream(Answer(events, call.stop), shape, call.include_usage)
+            return HeldStream(lines, model.leave)
+        body = await run_in_threadpool(complete, model, call, shape)
+        model.leave()
+        return body
+    except BaseException as exc:  # a refusal, an error, or the request cancelled (the client gone)
+        model.leave()
+        if isinstance(exc, api.ApiError):
             return fail(exc)
+        raise
+
+
+class HeldStream(StreamingResponse):
+    """Server-sent events from a generator that holds the model. However the response ends
+    (its last event, an error, the client gone: starlette stops iterating when a send
+    fails or the disconnect arrives), the generator is closed, which stops the run at the
+    pass it is in, and the model is released, once. The generator runs in worker threads
+    (a pass must not block the event loop); anyio waits for the thread of a cancelled call
+    to finish, so the generator is never closed while it runs."""
+
+    def __init__(self, lines: Iterator[str], release: Callable[[], None]):
+        self._lines, self._release = lines, release
+        super().__init__(self._pull(), media_type="text/event-stream")
+
+    async def _pull(self) -> AsyncIterator[str]:
+        while (line := await run_in_threadpool(next, self._lines, None)) is not None:
+            yield line
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
         finally:
-            model.leave()
-    try:
-        events = await run_in_threadpool(model.start, call)
-    except api.ApiError as exc:
-        model.leave()
-        return fail(exc)
-    lines = stream(Answer(events, call.stop), shape(config.model), call.include_usage)
-    return StreamingResponse(_held(lines, model), media_type="text/event-stream")
-
-
-def _held(lines: Iterator[str], model: Model) -> Iterator[str]:
-    """The stream, releasing the model when it ends (or is closed: a client gone away)."""
-    try:
-        yield from lines
-    finally:
-        lines.close()
-        model.leave()
+            with anyio.CancelScope(shield=True):  # cancelled or not, close the run before releasing
+                await run_in_threadpool(self._lines.close)
+            self._release()

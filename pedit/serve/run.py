@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ..engine.chat import chat_draft, chat_prompt, completion_events
 from ..engine.costmodel import CostModel
 from ..engine.decode import DecodeOptions
-from ..events import Event, Finished, Progress, Stats, TokenGenerated, TokensAccepted
+from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated, TokensAccepted
 from . import api
 
 
@@ -59,14 +59,20 @@ class Model:
         return self._keeping(prompt, events)
 
     def _keeping(self, prompt: list[int], events: Iterator[Event]) -> Iterator[Event]:
-        """The events, noting what the cache holds at the end (the next request's reuse)."""
+        """The events, noting what the cache holds (the next request's reuse): from the
+        prefill on, the prompt; at the end, the prompt and the answer. A run closed early
+        (a stop string, a client gone) leaves the prompt and some of the answer: only the
+        prompt is known for sure."""
+        self._cached = []  # the prefill is about to change the cache
         try:
             for event in events:
-                if isinstance(event, Finished):
+                if isinstance(event, Prefilled):
+                    self._cached = list(prompt)
+                elif isinstance(event, Finished):
                     self._cached = (prompt + list(event.tokens))[: self.backend.n_past]
                 yield event
         finally:
-            events.close()  # closed early (a stop string, a client gone): the run stops at this pass
+            events.close()  # closed early: the run stops at the pass it is in
 
 
 def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
