@@ -34,10 +34,13 @@ def serve_command(
     queue: Annotated[int, typer.Option(min=0, help="Requests that may wait for the model (more: 429).")] = 16,
     speculate: o.Speculate = None,
 ):
-    """Serve the model over OpenAI's API: /v1/chat/completions (with `prediction`), /v1/models.
+    """Serve the model over OpenAI's API: /v1/chat/completions, /v1/completions, /v1/models.
 
     A request's `prediction` (OpenAI's Predicted Outputs) is the draft pedit verifies, as
     a file is for `pedit edit`; usage reports accepted and rejected prediction tokens.
+    A chat may continue its last assistant message (vLLM's continue_final_message);
+    streamed chunks say where their tokens came from ("pedit": {"source": ...}).
+    One request at a time; a client that hangs up stops its run.
     Binds 127.0.0.1; any other address needs --api-key (docs/serve.md).
     """
     if not is_loopback(host) and not api_key:
