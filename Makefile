@@ -8,7 +8,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pedit-installed
 # llama-cpp-python compiles llama.cpp from source; its multimodal part is not needed.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# Not -march=native: on a Xeon with AMX, llama.cpp's native build runs AMX tile
+# instructions the kernel has not enabled for the process (a general protection fault in
+# libggml-cpu on the first quantized matmul); AVX2 runs on every x86-64 machine here, Intel
+# or AMD, so a wheel pip cached on one runs on the other.
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 # Everything below runs offline: no model hub at run time.
 export HF_HUB_OFFLINE := 1
 

@@ -122,7 +122,8 @@ def test_a_server_that_is_down_is_one_line_and_exit_3(essay):
 
 
 @pytest.mark.parametrize(
-    ("status", "says"), [(429, "the server is busy (429)"), (500, "server error 500"), (503, "server error 503")]
+    ("status", "says"),
+    [(429, "the server is busy (429)"), (500, "server error 500"), (503, "server error 503")],
 )
 def test_busy_and_broken_servers_are_retried_then_one_line(essay, status, says):
     """The client retries 429 and 5xx with backoff (Retry-After honoured), 3 times, then
@@ -148,7 +149,9 @@ def test_a_server_too_slow_times_out(essay, isolated_dirs):
     finally:
         server.stop()
     assert result.exit_code == 3
-    assert result.stderr.strip().splitlines()[-1] == f"pedit: error: {server.url}: no answer in time (timed out)"
+    assert (
+        result.stderr.strip().splitlines()[-1] == f"pedit: error: {server.url}: no answer in time (timed out)"
+    )
     assert essay.read_text() == ESSAY
 
 
@@ -172,3 +175,34 @@ def test_a_plain_answer_loses_what_precedes_its_fence(answer, file):
         pre, stream = Preamble(), FenceStream("```", "x = 0\n")
         out = stream.feed(pre.feed(answer[:cut])) + stream.feed(pre.feed(answer[cut:])) + stream.close()
         assert out == file
+
+
+def test_the_hook_sends_its_files_at_once_and_reports_them_as_a_local_run(served, tmp_path):
+    """Three staged files, their model runs in flight together (jobs 3): the same verdicts
+    and diffs, in the same order, as the reference backend gives locally."""
+    import subprocess
+
+    from pedit.app import config
+    from pedit.hook.rules import HookConfig, Rule
+    from pedit.hook.run import run_hook
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["config", "user.name", "T"], ["config", "user.email", "t@x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    for i in range(3):
+        (repo / f"n{i}.md").write_text(ESSAY.replace("reading", f"reading {i}"))
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    hook = HookConfig(rules=(Rule(("*.md",), command="edit", instruction="Make it shorter"),), mode="check",
+                      temperature=1.0, seed=3)  # fmt: skip
+
+    def lines(settings, cache):
+        out = run_hook(repo, hook, settings, cache_dir=tmp_path / cache)
+        return [x for x in out.lines if not x.startswith("would fix")], [
+            x.split(":")[0] for x in out.lines if x.startswith("would fix")
+        ]
+
+    there = config.resolve({"backend": "openai", "base_url": served.url, "jobs": 3}, project=None)
+    local = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
+    assert lines(there, "remote") == lines(local, "local")
+    assert lines(local, "local2")[1] == [f"would fix n{i}.md" for i in range(3)]

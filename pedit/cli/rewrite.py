@@ -21,11 +21,11 @@ from .. import models
 from ..app import calibration, config, fileio, guard
 from ..app.jobs import EngineOptions, Job, Outcome
 from ..app.templates import templates
+from ..backends import count_tokens
 from ..engine import costmodel
 from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
-from ..backends import count_tokens
 from ..events import Event, TextReceived, TokenGenerated, TokensAccepted, drain
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, print_diff, stats_line, unified_diff
@@ -294,13 +294,13 @@ class Shell:
     def _ignored_prediction(self, outcome: Outcome) -> None:
         """Once: a server that reported no prediction tokens for a rewrite ignores them."""
         s = outcome.total()
-        if self.kind == "rewrite" and not (s.accepted_prediction_tokens or s.rejected_prediction_tokens):
-            if not self._said_ignored:
-                self._said_ignored = True
-                self.err.print(
-                    "pedit: the server reported no accepted or rejected prediction tokens: it ignores "
-                    "`prediction` (no speedup from the file; docs/scale.md)", highlight=False,
-                )  # fmt: skip
+        none = not (s.accepted_prediction_tokens or s.rejected_prediction_tokens)
+        if self.kind == "rewrite" and none and not self._said_ignored:
+            self._said_ignored = True
+            self.err.print(
+                "pedit: the server reported no accepted or rejected prediction tokens: it ignores "
+                "`prediction` (no speedup from the file; docs/scale.md)", highlight=False,
+            )  # fmt: skip
 
     def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
         if self.inv.command == "extract":

@@ -43,6 +43,8 @@ def serve_command(
     One request at a time; a client that hangs up stops its run.
     Binds 127.0.0.1; any other address needs --api-key (docs/serve.md).
     """
+    if backend == "openai":
+        raise UsageError("pedit serve runs a local model: -b openai (a server) cannot be served again")
     if not is_loopback(host) and not api_key:
         raise UsageError(f"--host {host} is not a loopback address: give --api-key (or PEDIT_API_KEY) too")
     import uvicorn

@@ -129,11 +129,15 @@ def edit_events(
     )  # fmt: skip
 
 
-def _remote(backend, req: EditRequest, kind: str, max_tokens, sampling: Sampling, constraint) -> Iterator[Event]:
+def _remote(
+    backend, req: EditRequest, kind: str, max_tokens, sampling: Sampling, constraint
+) -> Iterator[Event]:
     """A server that returns text (engine/remote.py): it drafts from the file, if it can;
     no grammar and no keep-bias, which need the logits."""
     if constraint is not None:
-        raise GrammarError("needs a local backend (llama.cpp or transformers): a server gives no logits to mask")
+        raise GrammarError(
+            "needs a local backend (llama.cpp or transformers): a server gives no logits to mask"
+        )
     limit = max_tokens or max(1, min(2 * backend.count_tokens(req.text) + 1024, backend.n_ctx // 2))
     s = sampling
     return remote_generate(backend, req, kind=kind, max_tokens=limit, temperature=s.temperature,

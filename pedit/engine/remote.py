@@ -101,7 +101,7 @@ def remote_generate(
             text = until.feed(text) if until is not None else text
             if text:
                 pieces.append(text)
-                yield TextReceived(text, item.source)
+                yield TextReceived(text, {"model": "generated"}.get(item.source or "", item.source))
             yield Progress(_stats(usage, deltas, start, first, ""))
     finally:
         stream.close()

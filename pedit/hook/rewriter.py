@@ -39,7 +39,17 @@ class Rewriter:
     def backend_name(self) -> str:
         return str(self.settings.get("backend"))
 
-    def _load(self):
+    @property
+    def jobs(self) -> int:
+        """Files whose model runs go at once: `jobs` (default 4) on a server, 1 on a local model."""
+        if self.backend_name != "openai":
+            return 1
+        from ..app.config import JOBS_REMOTE
+
+        return self.settings.get("jobs") or JOBS_REMOTE
+
+    def load(self):
+        """The backend, loaded on first use (and its cost model, for a local one)."""
         if self._backend is None:
             from ..app.calibration import measure_cost
 
@@ -73,7 +83,7 @@ class Rewriter:
     ) -> tuple[str, list[Stats]]:
         from ..app.jobs import EngineOptions, Job
 
-        backend = self._load()
+        backend = self.load()
         c, s = self.config, self.settings
         sampling = Sampling(temperature=c.temperature, seed=c.seed)
         options = EngineOptions(

@@ -74,7 +74,14 @@ def run_hook(
     native = files is None
     entries = git.staged(repo) if native else git.given(repo, [_relative(repo, f) for f in files])
     over = False
+    pool = None
     try:
+        runs: dict = {}
+        if rewriter.jobs > 1:  # a server: every file's model run at once, the rest in order below
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(rewriter.jobs)
+            runs = _ahead(repo, entries, config, rewriter, cache, native, pool)
         for entry in entries:
             path = entry.path
             rule = config.rule_for(path)
@@ -87,7 +94,7 @@ def run_hook(
                 )
                 continue
             try:
-                _one(repo, entry, rule, config, rewriter, cache, out, native)
+                _one(repo, entry, rule, config, rewriter, cache, out, native, runs)
             except OverBudget:
                 over = True
                 out.say(
@@ -101,6 +108,8 @@ def run_hook(
             except PeditError as exc:
                 out.say(f"error {path}: {exc.message}; unchanged", True)
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         rewriter.close()
     if over and config.on_budget == "pass":
         out.lines.append('pedit: the time budget ran out; the commit goes on (on_budget = "pass")')
@@ -118,27 +127,60 @@ def _relative(repo: Path, file: str) -> str:
         raise UsageError(f"{file}: not inside the repository {repo}") from exc
 
 
-def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool) -> None:
-    path, file = entry.path, repo / entry.path
+def _ahead(repo, entries, config, rewriter, cache, native: bool, pool) -> dict:
+    """A server's model runs, all started now ({path: (text sent, future)}), for the files
+    `_one` will want a fresh rewrite of; `_one` takes a run's result if the text it reads
+    then is the one that was sent (a file edited meanwhile runs again)."""
+    rewriter.load()  # once, here, not in several threads
+    runs = {}
+    for entry in entries:
+        rule = config.rule_for(entry.path)
+        if rule is None:
+            continue
+        job = _job(repo, entry, rule, config, rewriter, cache, HookReport(), native)
+        if job is not None and job[4] is None:
+            source, changed = job[1], job[3]
+            future = pool.submit(rewriter.rewrite, source.text, entry.path, rule, changed)
+            runs[entry.path] = (source.text, future)
+    return runs
+
+
+def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool):
+    """(data, source, snap, changed lines, cached rewrite or None, cache key function), or
+    None for a file with nothing to do (its line said)."""
+    path = entry.path
     read = _read(repo, entry, config, out, native)
     if read is None:
-        return
+        return None
     data, source, snap = read
     changed = git.changed_lines(repo, entry) if native or data == _staged_or_none(repo, path) else None
     if changed == []:
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
-        return
+        return None
     template = templates(rewriter.settings.templates)[rule.command]
     s = rewriter.settings
     bias, recipe = template.bias(s.get("keep_bias")), (s.get("spelling"), s.get("chunk_tokens"))
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
-    new = cache.get(keyed(source.text))
+    return data, source, snap, changed, cache.get(keyed(source.text)), keyed
+
+
+def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool,
+         runs: dict | None = None) -> None:  # fmt: skip
+    path, file = entry.path, repo / entry.path
+    job = _job(repo, entry, rule, config, rewriter, cache, out, native)
+    if job is None:
+        return
+    data, source, snap, changed, new, keyed = job
     stats: list[Stats] = []
     fresh = new is None
     if fresh:
+        sent = (runs or {}).get(path)
         try:
-            new, stats = rewriter.rewrite(source.text, path, rule, changed)
+            if sent is not None and sent[0] == source.text:
+                new, stats = sent[1].result()
+            else:
+                new, stats = rewriter.rewrite(source.text, path, rule, changed)
         except RefusedError as exc:  # not a whole rewrite: nothing to write or cache
             out.say(f"not fixed {path}: {exc.reason}; left as staged")
             return

@@ -135,7 +135,9 @@ def load_remote(
     from ..backends import open_remote
 
     if not base_url:
-        raise UsageError("--backend openai needs --base-url URL (or PEDIT_BASE_URL, or base_url in the config)")
+        raise UsageError(
+            "--backend openai needs --base-url URL (or PEDIT_BASE_URL, or base_url in the config)"
+        )
     key = api_key or os.environ.get("OPENAI_API_KEY")
     with reporter.task(f"connecting to {base_url}", None):
         backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0)
