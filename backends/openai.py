@@ -119,11 +119,13 @@ class OpenAIBackend:
     def _models(self) -> list[dict]:
         """The server's /v1/models entries (a server without the route: none)."""
         try:
-            page = self._call(self.client.models.list)
-        except RemoteError as exc:
-            if "404" in str(exc) or "405" in str(exc):
+            page = self.client.models.list()
+        except self._openai.APIStatusError as exc:
+            if exc.status_code in (404, 405):
                 return []
-            raise
+            raise self._error(exc) from None
+        except Exception as exc:
+            raise self._error(exc) from None
         return [m.model_dump() for m in page.data]
 
     def stream(

@@ -206,3 +206,28 @@ def test_the_hook_sends_its_files_at_once_and_reports_them_as_a_local_run(served
     local = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
     assert lines(there, "remote") == lines(local, "local")
     assert lines(local, "local2")[1] == [f"would fix n{i}.md" for i in range(3)]
+
+
+async def test_the_session_runs_its_turns_on_the_server_as_locally(served, tmp_path):
+    """Two turns in the interactive session (Pilot): the second one's prompt is the
+    conversation so far; each answer is the local session's."""
+    from test_tui import EDITING, TEXT, ask, ready
+
+    from pedit.app.calibration import model_loader
+    from pedit.tui.app import PeditApp
+
+    remote_load = model_loader("openai", None, None, "auto", {"base_url": served.url, "api_key": "none"})
+    answers = {}
+    for where, load in (("remote", remote_load), ("local", lambda spec: (ReferenceBackend(), None))):
+        path = tmp_path / where / "notes.txt"
+        path.parent.mkdir()
+        path.write_text(TEXT)
+        app = PeditApp(path, load=load, model="reference", options=EDITING)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(pilot, app)
+            first = await ask(pilot, app, "Fix the grammar.")
+            await pilot.press("a")
+            second = await ask(pilot, app, "Make it shorter.")
+            answers[where] = (first.answer, second.answer)
+    assert answers["remote"] == answers["local"]
+    assert answers["local"][0] != TEXT

@@ -253,29 +253,35 @@ class Shell:
         """A remote backend's files, `jobs` at once: the answers come back in any order and
         are reported and written one by one, in the files' order, each against what was
         read before its run (a file changed meanwhile is not written, as always)."""
+        import threading
         from concurrent.futures import ThreadPoolExecutor
 
         runs: list[tuple[str, str]] = []  # each run's label and stats line, printed in order
+        stop = threading.Event()  # set: the runs in flight end at their next piece of text
+
+        def check(_) -> None:
+            if stop.is_set():
+                raise KeyboardInterrupt
 
         def run(name: str):
             source = self._read(name)
 
             def render(events, label: str):
-                finished = drain(events)
+                finished = drain(events, check)
                 runs.append((name, f"pedit: {label}: {stats_line(finished.stats)}"))
                 return finished
 
             return source, self._outcome(job, source, render)
 
         code = int(ExitCode.OK)
-        with ThreadPoolExecutor(jobs) as pool:
+        pool = ThreadPoolExecutor(jobs)
+        try:
             futures = [pool.submit(run, name) for name in files]
-            try:
-                for name, future in zip(files, futures, strict=True):
-                    code = max(code, self._collect(job, name, future, runs))
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+            for name, future in zip(files, futures, strict=True):
+                code = max(code, self._collect(job, name, future, runs))
+        finally:  # an error or Ctrl-C: nothing more is sent, and what is in flight stops now
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
         return code
 
     def _collect(self, job: Job, name: str, future, runs: list[tuple[str, str]]) -> int:

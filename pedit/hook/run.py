@@ -108,7 +108,8 @@ def run_hook(
             except PeditError as exc:
                 out.say(f"error {path}: {exc.message}; unchanged", True)
     finally:
-        if pool is not None:
+        if pool is not None:  # runs still in flight end at their next event (OverBudget)
+            rewriter.deadline = float("-inf")
             pool.shutdown(wait=True, cancel_futures=True)
         rewriter.close()
     if over and config.on_budget == "pass":
