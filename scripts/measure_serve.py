@@ -12,7 +12,8 @@ temperature 0, non-streamed, one server process at a time on this machine:
    extension field), as a share of the client's time.
 2. Load: N concurrent clients (1, 2, 4, 8), each sending the same requests; requests per
    minute, p50 / p95 latency, failed requests (the queue bound is 16: none may fail).
-3. The peer server: llama-cpp-python's `python -m llama_cpp.server` on the same GGUF,
+3. Plain decoding through `pedit serve --speculate off`, and the peer server:
+   llama-cpp-python's `python -m llama_cpp.server` on the same GGUF,
    which drops `prediction` and does not continue a primed answer (asked plainly, as
    pedit asks it): pedit serve with `prediction` against it, end to end.
 
@@ -44,7 +45,7 @@ import openai
 
 from pedit.app.calibration import cpu_name, usable_cores
 from pedit.app.templates import templates
-from pedit.bench.cells import COPY_HEAVY  # noqa: E402  (prose, markdown, code)
+from pedit.bench.cells import COPY_HEAVY  # prose, markdown, code
 from pedit.bench.corpus import CORPUS, load_tasks
 from pedit.engine.remote import remote_prompt
 from pedit.request import EditRequest
@@ -158,17 +159,21 @@ def median_run(runs: list[dict]) -> dict:
     return {k: v for k, v in best.items() if k != "text"}
 
 
-def load_part(port: int, model: str, r: dict, clients: tuple[int, ...], per_client: int) -> list[dict]:
+def load_part(
+    port: int, model: str, reqs: list[dict], clients: tuple[int, ...], per_client: int
+) -> list[dict]:
+    """Client i sends task i (mod the tasks), per_client times: consecutive requests on the
+    server are mostly other files, sharing only the system prompt."""
     rows = []
     for n in clients:
 
-        def one(_):
+        def one(i):
             client = client_for(port)
             out = []
             for _ in range(per_client):
                 t0 = time.perf_counter()
                 try:
-                    ask(client, model, r, prediction=True, primed=True)
+                    ask(client, model, reqs[i % len(reqs)], prediction=True, primed=True)
                     out.append(time.perf_counter() - t0)
                 except openai.APIError:
                     out.append(None)
@@ -223,6 +228,14 @@ def main() -> None:
         load = load_part(port, a.model, reqs, clients, a.per_client)
     finally:
         stop(server)
+    port = free_port()  # plain decoding through the same server: what a server without drafts does
+    server = start([pedit, "serve", "-m", a.model, "--port", str(port), "--speculate", "off"], port)
+    try:
+        client = client_for(port)
+        plain = [{"id": r["id"], "plain": median_run([cold(client, a.model, r, prediction=False, primed=True)
+                                                      for _ in range(a.repeats)])} for r in reqs]  # fmt: skip
+    finally:
+        stop(server)
     gguf = prepare(a.model, "llama.cpp").path
     port = free_port()
     peer = start([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "qwen",
@@ -237,6 +250,7 @@ def main() -> None:
         "when": datetime.now().strftime("%Y-%m-%d %H:%M"),
         "machine": f"{cpu_name()}, {usable_cores()} cores, CPU only, Python {platform.python_version()}",
         "model": a.model, "repeats": a.repeats, "prediction": predicted, "load": load, "peer": peers,
+        "plain": plain,
     }  # fmt: skip
     a.json.write_text(json.dumps(data, indent=2) + "\n")
     a.out.write_text(render(data))
@@ -273,14 +287,22 @@ def render(d: dict) -> str:
         "HTTP = the client's time minus the engine's own (prefill + decode, from the server's "
         "`pedit` extension field), as a share of the client's time: JSON, HTTP and the queue.",
         "",
-        "| task | tokens | with s | without s | speedup | accepted | rejected | HTTP |",
-        "|---|---|---|---|---|---|---|---|",
+        "Without `prediction`, pedit serve still drafts with prompt lookup and n-grams from the "
+        "prompt, which holds the file: on a copy-heavy rewrite they find much of what the "
+        "prediction gives. Decode: the engine's own decode time (prefill excluded); total: the "
+        "client's, prefill included (every request starts cold).",
+        "",
+        "| task | tokens | decode with s | without s | decode x | total with s | without s | total x "
+        "| accepted | rejected | HTTP |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r, o in zip(d["prediction"], overhead, strict=True):
         w, wo = r["with"], r["without"]
+        dw, dwo = w["decode_seconds"], wo["decode_seconds"]
         out.append(
-            f"| {r['id']} | {w['tokens']} | {w['seconds']:.2f} | {wo['seconds']:.2f} | "
-            f"{wo['seconds'] / w['seconds']:.2f}x | {w['accepted']} | {w['rejected']} | {100 * o:.1f}% |"
+            f"| {r['id']} | {w['tokens']} | {dw:.2f} | {dwo:.2f} | {dwo / dw:.2f}x | {w['seconds']:.2f} | "
+            f"{wo['seconds']:.2f} | {wo['seconds'] / w['seconds']:.2f}x | {w['accepted']} | "
+            f"{w['rejected']} | {100 * o:.1f}% |"
         )
     out += [
         "",
@@ -304,14 +326,17 @@ def render(d: dict) -> str:
         "not continue a primed answer, so it is asked plainly, as pedit's remote backend asks it. "
         "Its answer is another decoding of the same model (not primed), so token counts may differ.",
         "",
-        "| task | pedit serve s | tokens | llama_cpp.server s | tokens | pedit serve x |",
-        "|---|---|---|---|---|---|",
+        "| task | pedit serve s | tokens | llama_cpp.server s | tokens | pedit serve x | pedit serve "
+        "--speculate off s | x |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    plain = {r["id"]: r["plain"] for r in d.get("plain", [])}
     for r, x in zip(d["peer"], vs_peer, strict=True):
-        w = pred[r["id"]]["with"]
+        w, p = pred[r["id"]]["with"], plain.get(r["id"])
+        off = f"{p['seconds']:.2f} | {p['seconds'] / w['seconds']:.2f}x" if p else "| "
         out.append(
             f"| {r['id']} | {w['seconds']:.2f} | {w['tokens']} | {r['peer']['seconds']:.2f} | "
-            f"{r['peer']['tokens']} | {x:.2f}x |"
+            f"{r['peer']['tokens']} | {x:.2f}x | {off} |"
         )
     return "\n".join(out) + "\n"
 

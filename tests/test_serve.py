@@ -271,6 +271,31 @@ def test_a_key_is_required_when_set_and_other_hosts_are_refused():
         s.stop()
 
 
+def preflight(url: str) -> dict:
+    req = urllib.request.Request(url + "/v1/chat/completions", method="OPTIONS", headers={
+        "Origin": "http://app.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type",
+    })  # fmt: skip
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return {k.lower(): v for k, v in r.headers.items()}
+    except urllib.error.HTTPError as e:
+        return {k.lower(): v for k, v in e.headers.items()}
+
+
+def test_cors_is_off_unless_an_origin_is_given(server):
+    assert "access-control-allow-origin" not in preflight(server.url)
+    s = Server(ServeConfig("reference", api_key="sekrit", speculate="off", cors=("http://app.example",)))
+    try:
+        allowed = preflight(s.url)  # a browser's preflight carries no key: answered all the same
+        assert allowed["access-control-allow-origin"] == "http://app.example"
+        assert "POST" in allowed["access-control-allow-methods"]
+        with pytest.raises(openai.AuthenticationError):  # the request itself still needs the key
+            ask(s.client("wrong"))
+    finally:
+        s.stop()
+
+
 def test_concurrent_clients_get_the_serial_answers_or_429():
     """8 clients at once, half of them streaming: each answer is the one it gets alone, or a 429."""
     s = Server(ServeConfig("reference", queue=3, speculate="fixed"))

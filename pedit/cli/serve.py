@@ -32,6 +32,10 @@ def serve_command(
         typer.Option(envvar="PEDIT_API_KEY", help="Require `Authorization: Bearer KEY` (off loopback too)."),
     ] = None,
     queue: Annotated[int, typer.Option(min=0, help="Requests that may wait for the model (more: 429).")] = 16,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="Let a web page from this origin call the API (repeatable; none: no CORS)."),
+    ] = None,
     speculate: o.Speculate = None,
 ):
     """Serve the model over OpenAI's API: /v1/chat/completions, /v1/completions, /v1/models.
@@ -67,7 +71,8 @@ def serve_command(
     try:
         cost = calibration.measure_cost(loaded) if settings.get("speculate") == "auto" else None
         name, mode = settings.get("model"), settings.get("speculate")
-        serving = ServeConfig(name, api_key, queue, loopback=is_loopback(host), speculate=mode)
+        serving = ServeConfig(name, api_key, queue, loopback=is_loopback(host), speculate=mode,
+                              cors=tuple(cors_origin or ()))  # fmt: skip
         uvicorn.run(create_app(loaded, cost, serving), host=host, port=port, log_level="info")
     finally:
         loaded.close()

@@ -36,6 +36,7 @@ class ServeConfig:
     max_body: int = 8 * 1024 * 1024  # bytes
     loopback: bool = True  # bound to a loopback address: check the Host header
     speculate: str = "auto"
+    cors: tuple[str, ...] = ()  # origins a browser page may call from (none: no CORS headers)
 
 
 def fail(exc: api.ApiError) -> JSONResponse:
@@ -60,6 +61,12 @@ def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
         if size and size.isdigit() and int(size) > config.max_body:
             return fail(api.ApiError(413, f"the request body is over {config.max_body} bytes"))
         return await call_next(request)
+
+    if config.cors:  # outside the guard: a browser's preflight carries no key
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors), allow_methods=["GET", "POST"],
+                           allow_headers=["authorization", "content-type"])  # fmt: skip
 
     @app.get("/health")
     def health():
