@@ -308,7 +308,10 @@ def render(d: dict) -> str:
         "",
         "## Under load (with `prediction`; client i sends task i mod the tasks)",
         "",
-        "One model, one request at a time: more clients wait longer, the server's rate stays.",
+        "One model, one request at a time: more clients wait longer, the server's rate stays. "
+        "With one client, its requests are the same file back to back, and the second reuses "
+        "the first's prompt from the server's cache (requests here are not made cold); with "
+        "more, each request follows another file's and prefills its own prompt.",
         "",
         "| clients | requests | failed | per minute | p50 s | p95 s |",
         "|---|---|---|---|---|---|",
@@ -324,7 +327,10 @@ def render(d: dict) -> str:
         "",
         "The same GGUF, messages and threads; it drops `prediction` (usage reports none) and does "
         "not continue a primed answer, so it is asked plainly, as pedit's remote backend asks it. "
-        "Its answer is another decoding of the same model (not primed), so token counts may differ.",
+        "Its answer is another decoding of the same model (not primed), so token counts may differ. "
+        "The last two columns: the first server again with `--speculate off` (plain decoding, a "
+        "forward pass per token), and pedit serve's speedup over it: what drafting from the file "
+        "gains a server, apart from whose server it is.",
         "",
         "| task | pedit serve s | tokens | llama_cpp.server s | tokens | pedit serve x | pedit serve "
         "--speculate off s | x |",

@@ -382,7 +382,7 @@ def test_draft_costs_are_announced_only_when_measured(essay):
 def test_a_summary_streams_what_it_prints_at_the_end():
     """The summary reaches stdout as it is generated; what is written adds up to the
     stripped answer and a newline, the text a summary always prints."""
-    from pedit.cli.rewrite import StrippedStream
+    from pedit.cli.stream import StrippedStream
 
     for pieces in (["\n\n", " A", " summary", ".\n", "\n", "More", " \n\n"], ["  ", "\n"], []):
         out, final = [], "".join(pieces).strip() + "\n"

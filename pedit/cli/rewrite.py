@@ -10,7 +10,6 @@ import contextlib
 import glob
 import json
 import sys
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +25,11 @@ from ..engine import costmodel
 from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
-from ..events import Event, TextReceived, TokenGenerated, TokensAccepted, drain
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, print_diff, stats_line, unified_diff
 from ..ui.styles import legend
 from .options import WriteBack
+from .stream import StrippedStream
 
 
 @dataclass(frozen=True)
@@ -250,45 +249,18 @@ class Shell:
         return self._rewrite(source, outcome)
 
     def many(self, job: Job, files: list[str], jobs: int) -> int:
-        """A remote backend's files, `jobs` at once: the answers come back in any order and
-        are reported and written one by one, in the files' order, each against what was
-        read before its run (a file changed meanwhile is not written, as always)."""
-        import threading
-        from concurrent.futures import ThreadPoolExecutor
+        """A remote backend's files, `jobs` at once (parallel.py)."""
+        from .parallel import run_many
 
-        runs: list[tuple[str, str]] = []  # each run's label and stats line, printed in order
-        stop = threading.Event()  # set: the runs in flight end at their next piece of text
+        return run_many(self, job, files, jobs)
 
-        def check(_) -> None:
-            if stop.is_set():
-                raise KeyboardInterrupt
-
-        def run(name: str):
-            source = self._read(name)
-
-            def render(events, label: str):
-                finished = drain(events, check)
-                runs.append((name, f"pedit: {label}: {stats_line(finished.stats)}"))
-                return finished
-
-            return source, self._outcome(job, source, render)
-
-        code = int(ExitCode.OK)
-        pool = ThreadPoolExecutor(jobs)
-        try:
-            futures = [pool.submit(run, name) for name in files]
-            for name, future in zip(files, futures, strict=True):
-                code = max(code, self._collect(job, name, future, runs))
-        finally:  # an error or Ctrl-C: nothing more is sent, and what is in flight stops now
-            stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-        return code
-
-    def _collect(self, job: Job, name: str, future, runs: list[tuple[str, str]]) -> int:
+    def collect(self, job: Job, name: str, outcome_of) -> int:
+        """One file's result, in order: its runs' lines, then reported and written (with
+        its lock) as `one` does; `outcome_of()` gives (source, outcome) or raises."""
         before = len(self.results)
         try:
-            source, outcome = future.result()
-            for line in [text for who, text in list(runs) if who == name]:
+            source, outcome, lines = outcome_of()
+            for line in lines:
                 self.err.print(f"[dim]{line}[/]", highlight=False)
             with fileio.locked(Path(name)) if self.writes else contextlib.nullcontext():
                 return self._result(job, source, outcome)
@@ -296,6 +268,10 @@ class Shell:
             raise
         except PeditError as exc:
             return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
+
+    def outcome(self, job: Job, name: str, render) -> tuple[fileio.Source, Outcome]:
+        source = self._read(name)
+        return source, self._outcome(job, source, render)
 
     def _ignored_prediction(self, outcome: Outcome) -> None:
         """Once: a server that reported no prediction tokens for a rewrite ignores them."""
@@ -428,40 +404,3 @@ class Shell:
 
 def _unsafe(source: fileio.Source, refused: str) -> RefusedError:
     return RefusedError(f"{source.name}: {refused}; nothing written (--force to write it anyway)", True)
-
-
-class StrippedStream:
-    """A summary's text to stdout as it is generated, written as `text.strip() + "\\n"`
-    (what Job.summarize returns) reads: leading whitespace dropped, trailing whitespace
-    held back until more text follows it."""
-
-    def __init__(self, write: Callable[[str], object] | None = None):
-        self._write = write or _stdout
-        self.started, self.held = False, ""
-
-    def tee(self, events: Iterator[Event]) -> Iterator[Event]:
-        for ev in events:
-            if isinstance(ev, TokenGenerated | TokensAccepted | TextReceived):
-                self.write(ev.text)
-            yield ev
-
-    def write(self, text: str) -> None:
-        if not self.started:
-            text = text.lstrip()
-            if not text:
-                return
-            self.started = True
-        body = text.rstrip()
-        if body:
-            self._write(self.held + body)
-            self.held = text[len(body) :]
-        else:
-            self.held += text
-
-    def close(self) -> None:
-        self._write("\n")
-
-
-def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
