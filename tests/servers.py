@@ -1,14 +1,20 @@
-"""Real HTTP servers on free loopback ports, in threads, for the remote backend's tests:
-uvicorn running `pedit serve`'s app, and a bare http.server that answers every request
-with one status (a server that is down, busy or broken, as a client meets it)."""
+"""Real HTTP servers on free loopback ports for the serve and remote-backend tests: uvicorn
+running `pedit serve`'s app in a thread, a bare http.server that answers every request
+with one status (a server that is down, busy or broken, as a client meets it), and a
+server command in its own process, waited for until it lists its models."""
 
 from __future__ import annotations
 
 import contextlib
 import http.server
 import json
+import os
+import socket
+import subprocess
 import threading
 import time
+import urllib.request
+from pathlib import Path
 
 
 class Uvicorn:
@@ -25,8 +31,9 @@ class Uvicorn:
             if time.monotonic() > deadline:
                 raise RuntimeError("uvicorn did not start")
             time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}/v1"
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.url = self.root + "/v1"
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -71,3 +78,27 @@ class Fixed:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
+    """`args` (a server command on `port`) in its own process, offline, with `cache` as the
+    user cache; returned once its /v1/models answers."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(cache)}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{args[:3]} exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"{args[:3]} did not start")

@@ -9,24 +9,16 @@ from __future__ import annotations
 
 import ast
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import free_port, started
 
 pytestmark = pytest.mark.slow
 CALC = Path(__file__).parents[1] / "examples" / "calc.py"
 ASK = "rename values to numbers"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def env(cache: Path) -> dict:
@@ -36,21 +28,6 @@ def env(cache: Path) -> dict:
 def pedit(*args: str, cache: Path) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("pedit")
     return subprocess.run([exe, *args], env=env(cache), capture_output=True, text=True, timeout=900)
-
-
-def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
-    proc = subprocess.Popen(args, env=env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{args[:3]} exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"{args[:3]} did not start")
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import urllib.request
 
 import openai
 import pytest
+from servers import Uvicorn
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.chat import chat_draft, completion_events
@@ -33,30 +34,15 @@ FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 pytestmark = pytest.mark.timeout(120)  # a server that deadlocks fails here, not after 30 minutes
 
 
-class Server:
-    """uvicorn on a free loopback port, in a thread."""
+class Server(Uvicorn):
+    """`pedit serve`'s app on the reference backend (or `backend`); `url` is its root."""
 
     def __init__(self, config: ServeConfig, backend=None):
-        import uvicorn
-
-        app = create_app(backend or ReferenceBackend(), FLAT, config)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        self.port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(create_app(backend or ReferenceBackend(), FLAT, config))
+        self.url = self.root
 
     def client(self, key: str = "none") -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        return openai.OpenAI(base_url=self.root + "/v1", api_key=key, max_retries=0)
 
 
 @pytest.fixture(scope="module")

@@ -256,7 +256,7 @@ class Shell:
 
     def collect(self, job: Job, name: str, outcome_of) -> int:
         """One file's result, in order: its runs' lines, then reported and written (with
-        its lock) as `one` does; `outcome_of()` gives (source, outcome) or raises."""
+        its lock) as `one` does; `outcome_of()` gives (source, outcome, its runs' lines) or raises."""
         before = len(self.results)
         try:
             source, outcome, lines = outcome_of()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..backends.openai import Delta, Usage
+from ..backends.openai import Usage
 from ..events import Event, Finished, Prefilled, Progress, Stats, TextReceived
 from ..request import EditRequest
 from .prompt import SUMMARY_SYSTEM, FenceStream, _body, _fence, language, messages
@@ -84,8 +84,6 @@ def remote_generate(
         for item in stream:
             if isinstance(item, Usage):
                 usage = item
-                continue
-            if not isinstance(item, Delta):
                 continue
             finish = item.finish or finish
             if until is not None and until.closed:
