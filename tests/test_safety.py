@@ -264,6 +264,18 @@ def test_guard_on_prose(new, why):
     assert guard.reason("edit", "notes.md", PROSE, new) is None  # an edit may change anything
 
 
+def test_a_short_paragraph_whose_words_a_fix_corrects_would_change(tmp_path, answering):
+    """Issue 26: three of the five words corrected is a fix of the paragraph, not a drop."""
+    path = write(tmp_path / "n.md", "This sentense have two mistake.\n")
+    answering("This sentence has two mistakes.\n")
+    result = invoke("fix", path, "--check", "--speculate", "off")
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "pedit: n.md: would change"
+    assert path.read_text() == "This sentense have two mistake.\n"
+    assert invoke("fix", path, "-y", "--speculate", "off").exit_code == 0
+    assert path.read_text() == "This sentence has two mistakes.\n"
+
+
 def test_guard_on_size():
     text = "".join(f"{' ' * 32}line {i} of an indented list\n" for i in range(20))
     flat = text.replace(" " * 32, "")  # the same words, the layout gone
