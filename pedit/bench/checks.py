@@ -4,20 +4,26 @@
 - rename = {old = "new", ...}: no old identifier is left, there are as many new ones as
   there were old ones (every use renamed), and every other identifier occurs as often as
   before (nothing else renamed). With `words = true` the same holds for the words of
-  comments and strings (docstrings, messages).
+  comments and strings (docstrings, messages). With `rename_in = "function:NAME"` the
+  rename holds inside that function (decorators included) and nothing outside it changes
+  (every identifier there, old included, occurs as often as before).
 - hints = true: every parameter (but self/cls) and every return of every function is
   annotated.
 - defines = ["name", ...]: each is defined at module level (def, class or assignment).
 - calls = {function = "name"}: `function` calls `name` somewhere in its body.
 - absent = ["print", ...]: none of these is called anywhere.
 - loops_in = "name": function `name` has no for/while statement left.
+- fstrings = N: no string literal is %-formatted and no `"...".format(...)` call is left,
+  and there are at least N f-strings.
 - behaviour = ["expr", ...]: each expression, evaluated after running the module, has
-  the same repr before and after (in a subprocess, with a time limit).
+  the same repr before and after (in a subprocess, with a time limit). An exception
+  counts by its type; with `messages = true` by its message too.
 - scope: which source lines may change (the diff touches no unrelated lines):
   "names" (lines with an old name), "signatures" (def lines), "function:NAME" (that
-  function's lines), "calls:NAME" (lines that call NAME); `insert` says where new lines
-  may go: "imports" (import lines and module-level assignments), "anywhere", or nowhere
-  (the default).
+  function's lines), "calls:NAME" (lines that call NAME), "formats" (the lines of each
+  %-format or str.format expression that `fstrings` finds); `insert` says where new
+  lines may go: "imports" (import lines and module-level assignments), "anywhere", or
+  nowhere (the default).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ def run_checks(source: str, output: str, spec: dict) -> list[Check]:
     out = [Check("parses", True)]
     old_tree = ast.parse(source)
     if spec.get("rename"):
-        out.append(_rename(source, output, spec["rename"], bool(spec.get("words"))))
+        out.append(_rename(source, output, spec, bool(spec.get("words"))))
     if spec.get("hints"):
         out.append(_hints(tree))
     for name in spec.get("defines", ()):
@@ -67,8 +73,13 @@ def run_checks(source: str, output: str, spec: dict) -> list[Check]:
         fn = _function(tree, spec["loops_in"])
         loops = [n for n in ast.walk(fn) if isinstance(n, ast.For | ast.While)] if fn else [None]
         out.append(Check(f"no loop in {spec['loops_in']}", not loops))
+    if "fstrings" in spec:
+        left, made = _formats(tree), _fstrings(tree)
+        ok = not left and made >= spec["fstrings"]
+        detail = f"{len(left)} %-format/.format left, {made} f-strings (at least {spec['fstrings']})"
+        out.append(Check("f-strings", ok, "" if ok else detail))
     if spec.get("behaviour"):
-        out.append(_behaviour(source, output, spec["behaviour"]))
+        out.append(_behaviour(source, output, spec["behaviour"], bool(spec.get("messages"))))
     if spec.get("scope"):
         out.append(_scope(source, output, old_tree, spec))
     return out
@@ -105,10 +116,42 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _words(code: str) -> tuple[Counter, Counter]:
-    """(identifiers, words of comments and strings) of Python source, counted."""
+def _formats(tree: ast.AST) -> list[ast.expr]:
+    """The %-formats of a string literal and the `"...".format(...)` calls."""
+    return [
+        n
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and _is_str(n.left))
+        or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "format"
+            and _is_str(n.func.value))
+    ]  # fmt: skip
+
+
+def _is_str(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _fstrings(tree: ast.AST) -> int:
+    """f-strings, not counting the format specs nested in them (`{x:{width}}`)."""
+    specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue) and n.format_spec}
+    return sum(isinstance(n, ast.JoinedStr) and id(n) not in specs for n in ast.walk(tree))
+
+
+def _function_lines(tree: ast.AST, name: str) -> set[int]:
+    """The 1-based line numbers of function `name`, its decorators included (none if absent)."""
+    fn = _function(tree, name)
+    if fn is None:
+        return set()
+    return set(range(min([fn.lineno, *(d.lineno for d in fn.decorator_list)]), fn.end_lineno + 1))
+
+
+def _words(code: str, lines: set[int] | None = None, inside: bool = True) -> tuple[Counter, Counter]:
+    """(identifiers, words of comments and strings) of Python source, counted; with `lines`,
+    only the tokens that start on those lines (`inside`) or on the others."""
     names, words = Counter(), Counter()
     for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if lines is not None and (tok.start[0] in lines) != inside:
+            continue
         if tok.type == tokenize.NAME:
             names[tok.string] += 1
         elif tok.type in (tokenize.COMMENT, tokenize.STRING):
@@ -116,9 +159,19 @@ def _words(code: str) -> tuple[Counter, Counter]:
     return names, words
 
 
-def _rename(source: str, output: str, mapping: dict[str, str], words: bool) -> Check:
-    (n0, w0), (n1, w1) = _words(source), _words(output)
-    problems = []
+def _rename(source: str, output: str, spec: dict, words: bool) -> Check:
+    mapping: dict[str, str] = spec["rename"]
+    problems, inner0, inner1 = [], None, None
+    if spec.get("rename_in"):
+        name = spec["rename_in"].split(":", 1)[1]
+        inner0, inner1 = (_function_lines(ast.parse(code), name) for code in (source, output))
+        if not inner1:
+            return Check("rename complete", False, f"no function {name}")
+        (m0, v0), (m1, v1) = _words(source, inner0, inside=False), _words(output, inner1, inside=False)
+        changed = _changed(m0, m1) | (_changed(v0, v1) if words else set())
+        if changed:
+            problems.append(f"outside {name}: {', '.join(sorted(changed)[:5])} changed")
+    (n0, w0), (n1, w1) = _words(source, inner0), _words(output, inner1)
     for kind, before, after in (("identifier", n0, n1), ("word", w0, w1))[: 2 if words else 1]:
         for old, new in mapping.items():
             if after[old]:
@@ -126,11 +179,14 @@ def _rename(source: str, output: str, mapping: dict[str, str], words: bool) -> C
             elif after[new] != before[new] + before[old]:
                 problems.append(f"{new}: {after[new]} {kind}s, expected {before[new] + before[old]}")
         if kind == "identifier":
-            touched = set(mapping) | set(mapping.values())
-            other = {k for k in (before | after) if k not in touched and before[k] != after[k]}
+            other = _changed(before, after) - set(mapping) - set(mapping.values())
             if other:
                 problems.append("other identifiers changed: " + ", ".join(sorted(other)[:5]))
     return Check("rename complete", not problems, "; ".join(problems))
+
+
+def _changed(before: Counter, after: Counter) -> set[str]:
+    return {k for k in before | after if before[k] != after[k]}
 
 
 def _hints(tree: ast.Module) -> Check:
@@ -156,20 +212,20 @@ out = []
 for expr in json.loads(sys.argv[2]):
     try:
         out.append(repr(eval(expr, ns)))
-    except Exception as e:
-        out.append(f"raised {type(e).__name__}")  # not its message: a rename may reword it
+    except Exception as e:  # its message only if asked: a rename may reword it
+        out.append(f"raised {type(e).__name__}" + (f": {e}" if sys.argv[3] == "1" else ""))
 print(json.dumps(out))
 """
 
 
-def _probe(code: str, exprs: list[str]) -> list[str] | str:
+def _probe(code: str, exprs: list[str], messages: bool = False) -> list[str] | str:
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/module.py"
         with open(path, "w", encoding="utf-8") as f:
             f.write(code)
         try:
             done = subprocess.run(
-                [sys.executable, "-I", "-c", _PROBE, path, json.dumps(exprs)],
+                [sys.executable, "-I", "-c", _PROBE, path, json.dumps(exprs), "1" if messages else "0"],
                 capture_output=True, text=True, timeout=20, cwd=tmp,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
@@ -179,8 +235,8 @@ def _probe(code: str, exprs: list[str]) -> list[str] | str:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _behaviour(source: str, output: str, exprs: list[str]) -> Check:
-    before, after = _probe(source, exprs), _probe(output, exprs)
+def _behaviour(source: str, output: str, exprs: list[str], messages: bool) -> Check:
+    before, after = _probe(source, exprs, messages), _probe(output, exprs, messages)
     if isinstance(after, str):
         return Check("behaviour kept", False, after)
     diff = [f"{e}: {a} (was {b})" for e, b, a in zip(exprs, before, after, strict=True) if a != b]
@@ -203,6 +259,8 @@ def _scope(source: str, output: str, tree: ast.Module, spec: dict) -> Check:
     elif scope.startswith("function:"):
         fn = _function(tree, scope.split(":", 1)[1])
         allowed = set(range(fn.lineno - 1, fn.end_lineno))
+    elif scope == "formats":
+        allowed = {i for n in _formats(tree) for i in range(n.lineno - 1, n.end_lineno)}
     elif scope.startswith("calls:"):
         name = scope.split(":", 1)[1]
         pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
