@@ -13,6 +13,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from pedit.app import guard
 from pedit.app.jobs import SUMMARY_ROOM
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
@@ -24,7 +25,8 @@ from pedit.request import EditRequest
 ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
 REF = ("-b", "reference")
 # a sampled run that changes the file (no keep-bias: fix's own would keep this one unchanged)
-CHANGE = ("--temperature", "1", "--seed", "3", "--keep-bias", "0")
+# with a whole answer the write guard passes (test_modes_diff_check_json_yes asserts it)
+CHANGE = ("--temperature", "1", "--seed", "8", "--keep-bias", "0")
 
 
 @pytest.fixture
@@ -94,15 +96,17 @@ def test_stdout_prints_the_rewrite(essay, command, instruction):
     args = [command, essay, *([instruction] if instruction else []), "--stdout", *REF, *CHANGE]
     result = invoke(*args)
     assert result.exit_code == 0, result.stderr
-    fin = expected(ESSAY, command, "essay.md", instruction, Sampling(1.0, seed=3))
+    fin = expected(ESSAY, command, "essay.md", instruction, Sampling(1.0, seed=8))
     assert result.stdout == fin.text  # ESSAY ends with a newline, as the answer does
     assert f"{fin.stats.completion_tokens} tokens" in result.stderr
     assert essay.read_text() == ESSAY
 
 
 def test_modes_diff_check_json_yes(essay):
-    fin = expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=3))
-    assert fin.text != ESSAY  # the seed does change the file
+    fin = expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8))
+    assert fin.text != ESSAY  # the seed does change the file...
+    assert fin.stats.stop_reason == "fence"  # ...with a whole answer...
+    assert guard.reason("fix", "essay.md", ESSAY, fin.text) is None  # ...that the guard passes
     diff = invoke("fix", essay, "--diff", *REF, *CHANGE)
     assert diff.exit_code == 0 and diff.stdout.startswith("--- a/essay.md\n+++ b/essay.md\n@@")
     check = invoke("fix", essay, "--check", *REF, *CHANGE)
@@ -132,14 +136,14 @@ def test_not_a_terminal_and_no_mode_is_a_usage_error(essay):
 def test_stdin_is_a_filter(essay):
     result = invoke("fix", "-", *REF, *CHANGE, input=ESSAY)
     assert result.exit_code == 0
-    assert result.stdout == expected(ESSAY, "fix", "stdin", sampling=Sampling(1.0, seed=3)).text
+    assert result.stdout == expected(ESSAY, "fix", "stdin", sampling=Sampling(1.0, seed=8)).text
     assert invoke("fix", "-", essay, *REF, input=ESSAY).exit_code == 2
 
 
 def test_stdin_filename_is_the_name_the_model_and_the_record_see():
     named = invoke("fix", "-", "--stdin-filename", "essay.md", *REF, *CHANGE, input=ESSAY)
     assert named.exit_code == 0, named.stderr
-    assert named.stdout == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=3)).text
+    assert named.stdout == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8)).text
     record = json.loads(
         invoke("fix", "-", "--stdin-filename", "essay.md", "--json", *REF, input=ESSAY).stdout
     )
@@ -200,12 +204,12 @@ def test_templates_and_system_override(essay, isolated_dirs):
     result = invoke("fix", essay, "--stdout", *REF, *CHANGE)
     assert (
         result.stdout
-        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=3), system="Be terse.").text
+        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8), system="Be terse.").text
     )
     result = invoke("fix", essay, "--stdout", "--system", "Other.", *REF, *CHANGE)
     assert (
         result.stdout
-        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=3), system="Other.").text
+        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8), system="Other.").text
     )
     conf.write_text('[templates.nope]\nsystem = "x"\n')
     assert invoke("templates").exit_code == 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 
 from ..backends import Backend, count_tokens
 from ..engine.costmodel import CostModel
@@ -20,11 +21,12 @@ from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
-from ..events import Event, Finished, Stats
+from ..events import Event, Finished
 from ..request import EditRequest
 from . import guard
 from .chunking import chunks
 from .linebreaks import keep_line_breaks
+from .outcome import Outcome
 from .spelling import spellcheck
 from .templates import Template
 
@@ -45,16 +47,6 @@ class EngineOptions:
     constraint: Constraint | None = None  # --schema / --regex / --grammar: what every answer must match
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True  # forced tokens take no forward pass of their own (engine/constrained.py)
-
-
-@dataclass
-class Outcome:
-    text: str  # the rewritten file, or the summary
-    stats: list[Stats]
-
-    def total(self) -> Stats:
-        """The runs' figures added up (one run: its own)."""
-        return Stats.total(self.stats)
 
 
 @dataclass(frozen=True)
@@ -81,13 +73,15 @@ class Job:
         s = self.options.spelling
         return self.template.spelling if s is None else s
 
-    def request(self, text: str, name: str, part: str = "") -> EditRequest:
+    def request(self, text: str, name: str, part: str = "", draft: str | None = None) -> EditRequest:
+        """`draft`: a tool's proposal for this text (refactor.py), else the spelling's."""
         instruction = self.template.render(self.instruction)
         if part:
             instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
-        draft = spellcheck(text, name) if self.spelling and self.keep_bias > 0 else None
+        if draft is None and self.spelling and self.keep_bias > 0:
+            draft = spellcheck(text, name)
         return EditRequest(
             text,
             instruction,
@@ -170,9 +164,23 @@ class Job:
     def rewrite(
         self, text: str, name: str, render: Render, spans: list[tuple[int, int]] | None = None
     ) -> Outcome:
+        """The file rewritten: a template that reads intents (refactor) through the tools,
+        the model and the intent's check (refactor.py); any other as plain_rewrite."""
+        if self.template.intents and spans is None:
+            from .refactor import run
+
+            return run(self, text, name, render)
+        return self.plain_rewrite(text, name, render, spans)
+
+    def plain_rewrite(
+        self, text: str, name: str, render: Render, spans: list[tuple[int, int]] | None = None,
+        draft: str | None = None,
+    ) -> Outcome:  # fmt: skip
         """The file, in runs of self.pieces() (one if it fits); or, given `spans` (character
         ranges: the hook's changed blocks), only those, each told its lines, and the text
-        between them kept as it is."""
+        between them kept as it is. `draft`: a tool's proposal for the whole file, cut
+        into the same lines as the pieces (it must have as many lines as `text`; if not,
+        it drafts a file that goes in one run only)."""
         if spans is None:
             parts = self.pieces(text, name, "rewrite")
             n = len(parts)
@@ -182,16 +190,39 @@ class Job:
             segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
         else:
             segments = span_segments(text, spans)
-        outs, stats = [], []
-        for piece, part in segments:
+        drafts = _cut_like(draft, [p for p, _ in segments]) if draft is not None else None
+        outs, stats, notes = [], [], []
+        for i, (piece, part) in enumerate(segments):
             if part is None:  # between two spans: kept
                 outs.append(piece)
                 continue
-            req, whole = self.request(piece, name, part), spans is None and len(segments) == 1
+            req = self.request(piece, name, part, drafts[i] if drafts else None)
+            whole = spans is None and len(segments) == 1
             fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
-            outs.append(fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece))
+            out = fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece)
+            why = self._piece_refused(name, segments, i, out) if len(segments) > 1 else None
+            if why:
+                notes.append(f"{part}: kept as it was ({why})")
+                out = piece
+            outs.append(out)
             stats.append(fin.stats)
-        return Outcome("".join(outs), stats)
+        return Outcome("".join(outs), stats, notes=notes)
+
+    def _piece_refused(
+        self, name: str, segments: list[tuple[str, str | None]], i: int, out: str
+    ) -> str | None:
+        """A template whose pieces are judged (fix): why piece i's answer fails the guard's
+        fix checks, so that piece stays as it was and the others are still fixed. Prose is
+        judged piece by piece; a code file as the whole file with only that piece replaced
+        (a piece cut out of a docstring does not lex alone)."""
+        if not self.template.judged:
+            return None
+        piece = segments[i][0]
+        if PurePath(name).suffix.lower() in guard.PROSE:
+            return guard.fix_reason(name, piece, out)
+        before = "".join(p for p, _ in segments)
+        after = "".join(p for p, _ in segments[:i]) + out + "".join(p for p, _ in segments[i + 1 :])
+        return guard.fix_reason(name, before, after)
 
     def summarize(self, text: str, name: str, render: Render) -> Outcome:
         parts = self.pieces(text, name, "summary")
@@ -212,6 +243,22 @@ class Job:
         ))  # fmt: skip
         final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
         return Outcome(final.text, stats + final.stats)
+
+
+def _cut_like(draft: str, pieces: list[str]) -> list[str] | None:
+    """`draft` cut into as many lines as each piece has (None if the counts differ and
+    there is more than one piece: the lines would not line up)."""
+    if len(pieces) == 1:
+        return [draft]
+    lines = draft.splitlines(keepends=True)
+    if len(lines) != sum(len(p.splitlines(keepends=True)) for p in pieces):
+        return None
+    out, at = [], 0
+    for p in pieces:
+        n = len(p.splitlines(keepends=True))
+        out.append("".join(lines[at : at + n]))
+        at += n
+    return out
 
 
 def json_grammar(text: str, name: str) -> Constraint | None:

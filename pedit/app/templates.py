@@ -37,6 +37,12 @@ class Template:
     # rewrite in runs of about this many file tokens, lines kept whole (None: as few runs
     # as the context allows): a small model fixes more in a paragraph than in a whole file
     chunk_tokens: int | None = None
+    # its instruction is read as an intent (intent.py: rename, type hints, other) that tools
+    # propose, grammars constrain and a check decides (refactor.py)
+    intents: bool = False
+    # each piece's answer is judged by the guard's fix checks (guard.fix_reason); a piece
+    # that fails stays as it was and the others are still written (jobs.Job._piece_refused)
+    judged: bool = False
 
     def bias(self, given: float | None) -> float:
         """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
@@ -63,12 +69,14 @@ BUILTIN = {
             keep_bias=FIX_KEEP_BIAS,
             spelling=True,
             chunk_tokens=FIX_CHUNK_TOKENS,
+            judged=True,
         ),
         Template(
             "refactor",
             "rewrite",
             REWRITE_SYSTEM,
             "Refactor this code: {instruction}. Keep its behaviour, style and formatting everywhere else.",
+            intents=True,
         ),
         Template("edit", "rewrite", REWRITE_SYSTEM, "{instruction}"),
         Template("summarize", "summary", SUMMARY_SYSTEM, "Summarize this file."),

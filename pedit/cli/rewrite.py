@@ -95,7 +95,7 @@ def run(inv: Invocation) -> int:
     template.render(inv.instruction)  # an instruction is required before anything loads
     files = expand(inv.files)
     mode = choose_mode(inv, files, template.kind)
-    shell = Shell(err, mode, inv, template.kind)
+    shell = Shell(err, mode, inv, template.kind, template.intents)
     files = shell.precheck(files)  # a typo in a file name costs no model load
     if files:
         shell.code = max(shell.code, _run_files(shell, settings, template, files))
@@ -147,8 +147,9 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
 class Shell:
     """Per-file reading, running, reporting and writing, and the combined exit code."""
 
-    def __init__(self, err: Console, mode: WriteBack, inv: Invocation, kind: str):
+    def __init__(self, err: Console, mode: WriteBack, inv: Invocation, kind: str, intents: bool = False):
         self.err, self.mode, self.inv, self.kind = err, mode, inv, kind
+        self.intents = intents  # the instruction is an intent: a rename's names are checked first
         self.results: list[dict] = []
         self.code = int(ExitCode.OK)
         self.backend = self.device = ""
@@ -182,6 +183,10 @@ class Shell:
                     fileio.check_writable(Path(name))
                     with fileio.locked(Path(name)):
                         pass  # another pedit on it: said now, not after loading the model
+                if self.intents and source.text.strip():
+                    from ..app.refactor import precheck
+
+                    precheck(self.inv.instruction, source.text, source.name)
             except PeditError as exc:
                 self.code = max(self.code, self.fail(name, exc))
                 continue
@@ -346,6 +351,13 @@ class Shell:
         }
         if refused:
             record["refused"] = refused
+        if outcome.verdict is not None:
+            record["check"] = outcome.check_dict()
+            self.say(source.name, _verdict_line(outcome))
+        for note in outcome.notes:
+            self.say(source.name, note)
+        if outcome.notes:
+            record["kept"] = outcome.notes
         self.results.append(record)
         if self.mode == WriteBack.JSON:
             record["text"] = new_text
@@ -392,7 +404,10 @@ class Shell:
             "spelling": template.spelling if settings.get("spelling") is None else settings.get("spelling"),
             "temperature": self.inv.sampling.temperature,
             "seed": self.inv.sampling.seed,
-            "files": [{"file": r["file"], **r.get("stats", {})} for r in self.results],
+            "files": [
+                {"file": r["file"], **r.get("stats", {}), **({"check": r["check"]} if "check" in r else {})}
+                for r in self.results
+            ],
         }
         if len(data["files"]) == 1:  # one file: its figures at the top level too
             data.update(data["files"][0])
@@ -400,6 +415,17 @@ class Shell:
             path.write_text(json.dumps(data, indent=2) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write --stats-json {path}: {exc.strerror}") from exc
+
+
+def _verdict_line(outcome: Outcome) -> str:
+    """The refactor's check, in words: "rename check passed (1 try)"."""
+    v, tries = outcome.verdict, f"{outcome.tries} {'try' if outcome.tries == 1 else 'tries'}"
+    if v.check == "none":
+        return f"{outcome.intent.describe() if outcome.intent else 'refactor'}: no check a program can make"
+    if outcome.answer == "tool":
+        return f"{v.check} check: {v.reason} ({tries})"
+    state = "passed" if v.passed else f"FAILED, written with --force: {v.reason}"
+    return f"{v.check} check {state} ({tries})"
 
 
 def _unsafe(source: fileio.Source, refused: str) -> RefusedError:

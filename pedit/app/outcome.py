@@ -1,0 +1,35 @@
+"""What a run of one file gives back: the new text (or the summary), every run's figures,
+and for a refactor the check of its intent (refactor.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..events import Stats
+from .intent import Intent
+from .intentcheck import Verdict
+
+
+@dataclass
+class Outcome:
+    text: str  # the rewritten file, or the summary
+    stats: list[Stats]
+    # a refactor's check of its intent (refactor.py): the verdict on what `text` is, the
+    # runs it took, the intent read, and whose answer `text` is ("model", or "tool": the
+    # exact rename, when the model's answers failed the check)
+    verdict: Verdict | None = None
+    tries: int = 1
+    intent: Intent | None = None
+    answer: str = "model"
+    notes: list[str] = field(default_factory=list)  # pieces kept as they were, and why
+
+    def check_dict(self) -> dict | None:
+        """The verdict for --json and --stats-json (None: no intent was checked)."""
+        if self.verdict is None:
+            return None
+        return {**self.verdict.to_dict(), "tries": self.tries, "answer": self.answer,
+                "intent": self.intent.describe() if self.intent else None}  # fmt: skip
+
+    def total(self) -> Stats:
+        """The runs' figures added up (one run: its own)."""
+        return Stats.total(self.stats)

@@ -1,0 +1,136 @@
+"""A refactor: tools propose, the model verifies, a check of the intent decides.
+
+    intent   = intent.parse(instruction), else the model's reading of it (a vague one)
+    proposal = rename: the exact rename (rename.py) as the draft, with keep-bias β_tool
+               towards it: the model keeps the tool's edit where it agrees and adapts what
+               a tool cannot (a docstring that speaks of the name)
+               hints:  an edit grammar (hints.py): the file forced, an annotation slot at
+               every parameter and return: the model chooses only the types
+    answer   = the model's rewrite under that draft, bias and grammar (app/jobs.py)
+    verdict  = intentcheck.check(intent, answer)
+    failed   -> a rename that left an old name (intentcheck.missed): one more try with
+                β_retry, the tool's draft leaned on harder; a rename that strayed (changed
+                code the rename does not), or fails again: the exact rename itself is the
+                answer (the tool's edit, which the check passes by construction; a second
+                run would stray the same way: measured on fnmatch.py, where β 4 renamed
+                `pat_str` as β 1.5 did); anything else is refused with the check's reason
+                (RefusedError, exit 5; --force writes it)
+
+The keep-bias and the grammar are the engine's (lossless: plain decoding of the same
+biased, masked distribution); this module only chooses them and reads the verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from pathlib import PurePath
+
+from ..engine.grammar import Constraint
+from ..errors import RefusedError
+from . import intent as intents
+from .intent import HINTS, RENAME, Intent
+from .intentcheck import Verdict, check, missed
+from .outcome import Outcome
+from .rename import RenameError, rename, supported
+
+TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (issue 26's prototype: 3/7 -> 4/7)
+RETRY_BIAS = 4.0  # β on the second try: the model departs from the tool only when sure
+TRIES = 2
+
+
+def read(instruction: str | None, job=None) -> Intent:
+    """The intent: the patterns', else (given a job with a local model and a vague
+    instruction) the model's own reading, under intent.SCHEMA."""
+    found = intents.parse(instruction)
+    if job is None or not intents.vague(instruction, found) or not job.backend.capabilities.logits:
+        return found
+    return _ask(job, instruction or "")
+
+
+def _ask(job, instruction: str) -> Intent:
+    """pedit extract's run on the instruction: JSON forced by the schema (a few passes)."""
+    import json
+
+    from ..events import drain
+    from .templates import BUILTIN
+
+    extract = replace(
+        job, template=BUILTIN["extract"], instruction=json.dumps(intents.SCHEMA),
+        options=replace(job.options, constraint=Constraint("json", json.dumps(intents.SCHEMA), compact=True)),
+    )  # fmt: skip
+    req = extract.request(intents.ASK.format(instruction=instruction), "request.txt")
+    fin = extract.run_one(req, "summary", lambda events, _label: drain(events), "intent")
+    return intents.from_extracted(fin.text, instruction)
+
+
+def precheck(instruction: str | None, text: str, filename: str) -> None:
+    """UsageError now, before a model loads, for a rename of a name the file lacks."""
+    found = intents.parse(instruction)
+    if found.kind == RENAME and supported(filename):
+        # a file that does not parse (RenameError): the model alone, checked by the guard
+        with contextlib.suppress(RenameError):
+            rename(text, filename, found.renames, within=found.within)
+
+
+def proposal(found: Intent, text: str, filename: str) -> tuple[str | None, Constraint | None]:
+    """(the tool's draft, the edit grammar) for this intent and file."""
+    if found.kind == RENAME and supported(filename):
+        try:
+            exact = rename(text, filename, found.renames, docs=found.docs, within=found.within)
+        except RenameError:
+            return None, None
+        return exact, None
+    if found.kind == HINTS and PurePath(filename).suffix.lower() in (".py", ".pyi"):
+        from .hints import hints_grammar
+
+        try:
+            return None, Constraint("lark", hints_grammar(text))
+        except SyntaxError:
+            return None, None
+    return None, None
+
+
+def run(job, text: str, name: str, render):
+    """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
+    found = read(job.instruction, job)
+    exact, grammar = proposal(found, text, name)
+    given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
+    options = job.options
+    if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
+        options = replace(options, constraint=grammar)  # a grammar holds a file that goes in one run
+    stats, verdict, outcome = [], None, None
+
+    def counted(events, label):  # every run's figures, a refused one's too
+        fin = render(events, label)
+        stats.append(fin.stats)
+        return fin
+
+    for attempt in range(1, TRIES + 1):
+        beta = given if given is not None else (TOOL_BIAS if attempt == 1 else RETRY_BIAS) if exact else None
+        if attempt > 1 and (exact is None or given is not None):
+            break  # nothing would differ from the first try: the same draft, bias and grammar
+        tried = replace(job, options=replace(options, keep_bias=beta))
+        try:
+            outcome = tried.plain_rewrite(text, name, counted, draft=exact)
+        except RefusedError as exc:  # not a whole answer (jobs.incomplete): a failed try
+            if exact is None:
+                raise
+            outcome, verdict = Outcome(text, []), Verdict("rename", False, exc.reason)
+            continue
+        verdict = check(found, name, text, outcome.text, exact)
+        if verdict.passed:
+            return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
+        if exact is not None and not missed(name, text, exact, outcome.text):
+            break  # it strayed: the tool's rename, without another run
+    if exact is not None:  # the model strayed from the tool's rename twice: the tool's edit
+        kept = Verdict(
+            "rename", True, f"the model's answer did not pass ({verdict.reason}): the exact rename"
+        )
+        return replace(
+            outcome, text=exact, stats=stats, verdict=kept, tries=attempt, intent=found, answer="tool"
+        )
+    if job.force:
+        return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
+    why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
+    raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)

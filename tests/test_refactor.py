@@ -1,0 +1,123 @@
+"""The refactor loop (pedit/app/refactor.py): tools propose, the model verifies, the
+check of the intent decides. On the reference backend (a tiny random model), whatever it
+answers: nothing that fails its check is ever the result, unless forced."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from pedit.app.intentcheck import code_tokens, missed
+from pedit.app.jobs import EngineOptions, Job
+from pedit.app.rename import rename
+from pedit.app.templates import BUILTIN
+from pedit.backends import open_backend
+from pedit.cli.app import app
+from pedit.engine.sampling import Sampling
+from pedit.errors import RefusedError
+from pedit.events import drain
+
+SRC = (
+    "def f(name, pat):\n    pat = norm(pat)\n    return match(name, pat)\n\n"
+    "def g(pat_str):\n    return pat_str\n"
+)
+EXACT = rename(SRC, "m.py", {"pat": "pattern"})
+
+
+def job(instruction, backend, **options):
+    return Job(backend, BUILTIN["refactor"], instruction, EngineOptions(**options))
+
+
+def run(j, text=SRC, name="m.py"):
+    return j.rewrite(text, name, lambda events, _label: drain(events))
+
+
+@pytest.fixture(scope="module")
+def reference():
+    b = open_backend("reference")
+    yield b
+    b.close()
+
+
+def test_a_model_that_keeps_the_tools_rename_passes_at_once(reference):
+    """β large: the answer is the draft, the exact rename, checked and passed in one run."""
+    out = run(job("rename pat to pattern", reference, keep_bias=1000.0))
+    assert out.text == EXACT
+    assert (out.verdict.check, out.verdict.passed, out.tries, out.answer) == ("rename", True, 1, "model")
+    assert out.intent.renames == {"pat": "pattern"}
+    assert len(out.stats) == 1
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**16), temperature=st.sampled_from([0.0, 1.0]))
+def test_whatever_the_model_answers_a_rename_is_never_written_wrong(reference, seed, temperature):
+    """The tool's β (no --keep-bias): the answer passes the check (its code is the exact
+    rename's), or the result is the exact rename itself; a strayed answer costs no retry."""
+    out = run(job("rename pat to pattern", reference, sampling=Sampling(temperature, seed=seed)))
+    assert out.verdict.passed and out.verdict.check == "rename"
+    assert code_tokens("m.py", out.text) == code_tokens("m.py", EXACT)
+    assert out.answer == "model" or out.text == EXACT
+    assert out.tries == len(out.stats) <= 2
+
+
+def test_type_hints_under_the_edit_grammar_pass_their_check_whatever_the_model(reference):
+    src = "def area(w, h=1):\n    return w * h\n"
+    out = run(job("add type hints", reference), src)
+    assert (out.verdict.check, out.verdict.passed) == ("hints", True)
+    fn = ast.parse(out.text).body[0]
+    assert fn.returns is not None and all(a.annotation is not None for a in fn.args.args)
+    assert out.stats[0].coalesced_tokens > 0  # the file's own text was forced, not decoded
+
+
+@pytest.mark.parametrize("seed", [4, 7, 9])  # seeds whose whole answer is not Python
+def test_another_refactor_that_does_not_parse_is_refused_and_force_returns_it(reference, seed):
+    """No tool, no retry: the parse check decides (exit 5); --force returns the answer
+    with its failed verdict."""
+    j = job("use f-strings", reference, sampling=Sampling(1.0, seed=seed))
+    with pytest.raises(RefusedError, match="fails its parse check: it is not valid Python") as refused:
+        run(j)
+    assert refused.value.forceable
+    forced = run(Job(j.backend, j.template, j.instruction, j.options, force=True))
+    assert forced.verdict.check == "parse" and not forced.verdict.passed
+    assert forced.verdict.reason in refused.value.message
+
+
+@pytest.mark.parametrize("seed", [10, 11])
+def test_another_refactor_that_parses_is_returned_with_its_passed_check(reference, seed):
+    out = run(job("use f-strings", reference, sampling=Sampling(1.0, seed=seed), keep_bias=3.0))
+    assert (out.verdict.check, out.verdict.passed, out.tries) == ("parse", True, 1)
+    ast.parse(out.text)
+
+
+def test_missed_tells_a_rename_left_undone_from_one_that_strayed():
+    strayed = EXACT.replace("pat_str", "pattern_str")
+    assert not missed("m.py", SRC, EXACT, strayed)
+    undone = EXACT.replace("return match(name, pattern)", "return match(name, pat)")
+    assert missed("m.py", SRC, EXACT, undone)
+
+
+def test_a_rename_of_a_name_not_in_the_file_is_refused_before_the_model_loads(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(SRC)
+    result = CliRunner().invoke(app, ["refactor", str(f), "rename zz to q", "--diff", "-b", "reference"])
+    assert result.exit_code == 2
+    assert "zz is not a name in the file" in result.stderr and "loading" not in result.stderr
+
+
+def test_the_check_goes_into_the_json_record(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(SRC)
+    args = ["refactor", str(f), "rename pat to pattern", "--json", "-b", "reference", "--keep-bias", "1000"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    import json
+
+    record = json.loads(result.stdout)[0]
+    assert record["check"] == {
+        "check": "rename", "passed": True, "tries": 1, "answer": "model", "intent": "rename pat -> pattern",
+    }  # fmt: skip
+    assert record["text"] == EXACT
