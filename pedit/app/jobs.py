@@ -27,7 +27,7 @@ from . import guard
 from .chunking import chunks
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
-from .spelling import spellcheck
+from . import grammarcheck
 from .templates import Template
 
 Render = Callable[[Iterator[Event], str], Finished]
@@ -44,6 +44,15 @@ class EngineOptions:
     cost: CostModel | None = None
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
     spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
+    # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
+    # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
+    harper: bool = True
+    # a template that reads intents (refactor) goes through the tools, the grammar and the
+    # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
+    intents: bool = True
+    # a failed check gets a second try and a rename the tool's own edit (refactor.py); off:
+    # one try, refused if it fails (the report's `+noretry` lever)
+    retry: bool = True
     constraint: Constraint | None = None  # --schema / --regex / --grammar: what every answer must match
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True  # forced tokens take no forward pass of their own (engine/constrained.py)
@@ -81,7 +90,8 @@ class Job:
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
         if draft is None and self.spelling and self.keep_bias > 0:
-            draft = spellcheck(text, name)
+            kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
+            draft = grammarcheck.draft(text, name, kinds=kinds)
         return EditRequest(
             text,
             instruction,
@@ -166,7 +176,7 @@ class Job:
     ) -> Outcome:
         """The file rewritten: a template that reads intents (refactor) through the tools,
         the model and the intent's check (refactor.py); any other as plain_rewrite."""
-        if self.template.intents and spans is None:
+        if self.template.intents and self.options.intents and spans is None:
             from .refactor import run
 
             return run(self, text, name, render)

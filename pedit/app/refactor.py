@@ -106,7 +106,8 @@ def run(job, text: str, name: str, render):
         stats.append(fin.stats)
         return fin
 
-    for attempt in range(1, TRIES + 1):
+    tries = TRIES if job.options.retry else 1
+    for attempt in range(1, tries + 1):
         beta = given if given is not None else (TOOL_BIAS if attempt == 1 else RETRY_BIAS) if exact else None
         if attempt > 1 and (exact is None or given is not None):
             break  # nothing would differ from the first try: the same draft, bias and grammar
@@ -121,9 +122,9 @@ def run(job, text: str, name: str, render):
         verdict = check(found, name, text, outcome.text, exact)
         if verdict.passed:
             return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
-        if exact is not None and not missed(name, text, exact, outcome.text):
+        if exact is not None and not missed(name, text, exact, outcome.text) and job.options.retry:
             break  # it strayed: the tool's rename, without another run
-    if exact is not None:  # the model strayed from the tool's rename twice: the tool's edit
+    if exact is not None and job.options.retry:  # the model strayed from the tool's rename twice: the tool's edit
         kept = Verdict(
             "rename", True, f"the model's answer did not pass ({verdict.reason}): the exact rename"
         )

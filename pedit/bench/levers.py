@@ -2,8 +2,11 @@
 
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
-(`nospell`), or how the file is cut into runs (`whole`: as few runs as the context
-allows, where `fix` otherwise goes a paragraph at a time). Variants combine:
+(`nospell`), Harper's grammar suggestions beside them (`noharper`), how a refactor
+runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
+`noretry`: one try, refused if its check fails), or how the file is cut into runs
+(`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
+time). Variants combine:
 `qwen2.5-coder-0.5b+plain+kb0`. (Prompt variants were tried by hand
 and did not help: see the issue's notes; a field here is the place for the next one.)
 """
@@ -22,6 +25,9 @@ class Variant:
     keep_bias: float | None = None  # None: the command's own, as the CLI
     spelling: bool | None = None  # None: the command's own
     chunk_tokens: int | None = None  # runs of about this many file tokens; None: the command's, 0: whole
+    harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
+    intents: bool = True  # a refactor through its intent's tools, grammar and check
+    retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
         return replace(job, chunk_tokens=self.chunk_tokens).rewrite(text, name, render)
@@ -45,6 +51,9 @@ VARIANTS: dict[str, Variant] = {
     "plain": Variant(speculate="off"),
     "nospell": Variant(spelling=False),
     "whole": Variant(chunk_tokens=0),
+    "noharper": Variant(harper=False),
+    "notools": Variant(intents=False),
+    "noretry": Variant(retry=False),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 

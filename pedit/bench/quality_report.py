@@ -15,9 +15,11 @@ from pathlib import Path
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
 
-GOALS = {  # the issue's goals for the default configuration and the best bundled model
-    "score": 0.6,
+GOALS = {  # issue 26's goals for the default configuration (and issue 13's for the best model)
+    "score": 0.7,
+    "heldout": 0.6,
     "recall": 0.7,
+    "precision": 0.9,
     "worse": 0,
     "refactor": 0.9,
     "best_score": 0.8,
@@ -38,6 +40,7 @@ class Summary:
     refactors: int
     refactor_pass: float | None
     seconds: float  # mean per scored file
+    wrong_written: int = 0  # refactors written (not refused) that fail a check of their task
 
 
 def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None) -> Summary:
@@ -60,6 +63,7 @@ def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None
         len(ref),
         sum(1 for r in ref if r.passed) / len(ref) if ref else None,
         statistics.mean(r.seconds for r in mine) if mine else 0.0,
+        sum(1 for r in ref if not r.refused and not r.passed),
     )
 
 
@@ -87,11 +91,21 @@ def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[tuple
             _ge(s.score, GOALS["score"]),
         ),
         (f"default: recall ≥ {_pct(GOALS['recall'])}", _pct(s.recall), _ge(s.recall, GOALS["recall"])),
+        (
+            f"default: precision ≥ {_pct(GOALS['precision'])}",
+            _pct(s.precision),
+            _ge(s.precision, GOALS["precision"]),
+        ),
         ("default: no file made worse", f"{s.worse} made worse", s.worse == 0),
         (
             f"default: ≥ {_pct(GOALS['refactor'])} of refactors pass every check",
             _pct(s.refactor_pass),
             _ge(s.refactor_pass, GOALS["refactor"]),
+        ),
+        (
+            "default: no refactor written that fails a check (refused instead)",
+            f"{s.wrong_written} written of {s.refactors}",
+            s.wrong_written == 0 if s.refactors else None,
         ),
     ]
     stray = sum(summarize(runs, c).stray for c in configs_of(runs))
@@ -119,7 +133,11 @@ def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[tuple
     if heldout:
         h = summarize(runs, default, heldout)
         out.append(
-            ("default on held-out files: mean fix score ≥ 0.6", _f(h.score), _ge(h.score, GOALS["score"]))
+            (
+                f"default on held-out files: mean fix score ≥ {GOALS['heldout']}",
+                _f(h.score),
+                _ge(h.score, GOALS["heldout"]),
+            )
         )
     return out
 

@@ -65,6 +65,7 @@ class QualityRun:
     accepted: int = 0
     fix: dict | None = None  # quality.FixScore.to_dict() for a fix task
     checks: list[dict] = field(default_factory=list)  # checks.Check for a refactor task
+    check: dict | None = None  # the refactor's own check of its intent (outcome.Outcome.check_dict)
 
     @property
     def passed(self) -> bool | None:
@@ -96,8 +97,9 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     variant = config.variant()
     template = BUILTIN[task.command]
     options = EngineOptions(
-        speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling
-    )
+        speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
+        harper=variant.harper, intents=variant.intents, retry=variant.retry,
+    )  # fmt: skip
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
     stats = []
@@ -108,13 +110,15 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
         return finished
 
     t0 = time.perf_counter()
+    verdict = None
     try:
-        output = variant.rewrite(job, source, task.file, render).text
+        outcome = variant.rewrite(job, source, task.file, render)
+        output, verdict = outcome.text, outcome.check_dict()
         refused = guard.reason(task.command, task.file, source, output) if output != source else None
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)
     seconds = time.perf_counter() - t0
-    run = QualityRun(task.id, config.name, source if refused else output, refused, seconds)
+    run = QualityRun(task.id, config.name, source if refused else output, refused, seconds, check=verdict)
     for s in stats:
         run.prefill_seconds += s.prefill_seconds
         run.decode_seconds += s.decode_seconds

@@ -1,0 +1,181 @@
+"""Grammar suggestions: Harper's (Automattic's offline English grammar checker, `harper-py`)
+corrections of a file's prose, for `fix`'s draft beside the spelling suggestions (spelling.py).
+
+Harper proposes, the model verifies: the suggestions go into the draft, and the keep-bias
+(keepbias.py) lets the model keep or reject each one. Only Harper's first suggestion of a
+lint is used, and only for the lint kinds in `kinds` (DEFAULT_KINDS: chosen by measurement,
+scripts/harper_kinds.py; a lint kind such as "Repetition" or a rule name such as "ThenThan"
+both select). `kinds=()` turns Harper off.
+
+Only prose is touched, as spelling.prose_spans says (Markdown: not code, URLs or tags; reST:
+not literals or directives); a lint that crosses a span's edge is dropped. Markdown is
+linted as Markdown, Python's comments and docstrings one by one as plain text (other string
+literals are data, not prose), every other file as plain text. Harper's spans are in code
+points, as Python's str indexes are.
+
+One harper.Linter per process, built on first use (about a second); a Linter raises
+RuntimeError when two threads call it at once, so calls hold a lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import threading
+import tokenize
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cache
+
+from .spelling import prose_spans, spellcheck
+
+# Harper's lint kinds whose first suggestions, each made alone, were right (brought the text
+# closer to the correct one) at least 3 times in 4, over at least 3 suggestions, on the
+# corpus's non-held-out fix tasks and examples/essay.md: scripts/harper_kinds.py prints the
+# table. Left out: Spelling (pyspellchecker's job; Harper's turns names into words; off),
+# Capitalization (title case in headings), Formatting (a docstring's indentation), Typo,
+# WordChoice ("new" -> "knew"), Miscellaneous ("a[k]" -> "an[k]"), Style.
+DEFAULT_KINDS = frozenset({"Agreement", "Grammar", "Repetition"})
+
+_QUOTES = re.compile(r"""^[A-Za-z]*('''|\"\"\"|'|")""")
+_HASHES = re.compile(r"^#+")
+_EDGES = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)  # of statements
+_LOCK = threading.Lock()  # a harper.Linter raises if two threads call it at once
+
+
+@dataclass(frozen=True)
+class Change:
+    """One Harper suggestion: text[start:end] becomes `replacement` (code points)."""
+
+    kind: str  # Harper's lint kind: "Agreement", "Repetition", ...
+    rule: str  # the rule that found it: "PronounVerbAgreement", "RepeatedWords", ...
+    start: int
+    end: int
+    replacement: str
+
+
+@cache
+def _linter():
+    """Harper with its SpellCheck rule off: spelling is pyspellchecker's (spelling.py), and
+    Harper's own suggestions for rare words cost a second on moby_dick.txt (25 ms without)."""
+    import harper
+
+    linter = harper.Linter()
+    linter.set_lint_config({"SpellCheck": False})
+    return linter
+
+
+def changes(text: str, filename: str) -> list[Change]:
+    """Every lint's first suggestion inside the prose of `text`, of any kind, overlaps and
+    all, sorted by position."""
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    spans = _joined(prose_spans(text, filename))
+    if suffix == "py":
+        docs = _docstrings(text)
+        units = [_inner(text, a, b) for a, b in spans if text[a] == "#" or a in docs]
+        found = [c for a, b in units for c in _lint(text[a:b], "plaintext", a)]
+    else:
+        found = _lint(text, "markdown" if suffix in ("md", "markdown") else "plaintext", 0)
+    inside = [c for c in found if any(a <= c.start and c.end <= b for a, b in spans)]
+    return sorted(inside, key=lambda c: (c.start, c.end, c.rule))
+
+
+def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that touch made one (Markdown's are lines: "the\nthe" is inside one paragraph)."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _lint(text: str, language: str, offset: int) -> list[Change]:
+    from harper import SuggestionKind
+
+    with _LOCK:
+        by_rule = _linter().organized_lints(text, language=language, dedup=False)
+    out = []
+    for rule, lints in by_rule.items():
+        for lint in lints:
+            if not lint.suggestions:
+                continue  # LongSentences and the like: a remark, nothing to apply
+            s, start, end = lint.suggestions[0], lint.span.start + offset, lint.span.end + offset
+            if s.kind == SuggestionKind.INSERT_AFTER:
+                start, rep = end, s.replacement_text
+            else:
+                rep = "" if s.kind == SuggestionKind.REMOVE else s.replacement_text
+            out.append(Change(lint.lint_kind, rule, start, end, rep))
+    return out
+
+
+def _inner(text: str, start: int, end: int) -> tuple[int, int]:
+    """A comment without its '#'s, a string literal without its prefix and quotes."""
+    if text[start] == "#":
+        return start + _HASHES.match(text[start:end]).end(), end
+    quote = _QUOTES.match(text[start:end])
+    n = len(quote.group(1)) if quote else 0
+    return start + (quote.end() if quote else 0), max(end - n, start)
+
+
+def _docstrings(text: str) -> set[int]:
+    """Offsets of the string literals that are statements of their own (docstrings): the
+    other strings of a Python file are data."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    types, offsets = [tokenize.NEWLINE], [-1]  # a chunk may end inside a string: the tokens before it
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
+        for t in tokenize.generate_tokens(io.StringIO(text).readline):
+            if t.type not in (tokenize.NL, tokenize.COMMENT):
+                types.append(t.type)
+                offsets.append(starts[t.start[0] - 1] + t.start[1])
+    types.append(tokenize.NEWLINE)
+    return {
+        offsets[i]
+        for i in range(1, len(types) - 1)
+        if types[i] == tokenize.STRING and types[i - 1] in _EDGES and types[i + 1] in _EDGES
+    }
+
+
+def chosen(found: list[Change], kinds: Collection[str]) -> list[Change]:
+    """The changes whose kind or rule is in `kinds`, in text order, without overlaps: the
+    first wins, at one start the longer ("a a" -> "a" over "a" -> "an"), on one span the rule
+    named first ("Their" -> "There", TheirToThere, over "They're"). Overlaps are resolved
+    after the kinds are chosen: Harper's own dedup would prefer "said the the" -> "said that
+    the" (a Typo lint) to the Repetition lint "the the" -> "the"."""
+    out: list[Change] = []
+    for c in sorted(found, key=lambda c: (c.start, -c.end, c.rule)):
+        if (c.kind in kinds or c.rule in kinds) and not (out and _overlap(out[-1], c)):
+            out.append(c)
+    return out
+
+
+def _overlap(a: Change, b: Change) -> bool:
+    """Do two changes touch the same characters (or insert at the same point)? `a` starts first."""
+    return a.start < b.end and b.start < a.end or (a.start, a.end) == (b.start, b.end)
+
+
+def apply(text: str, changes: list[Change]) -> str:
+    """`text` with non-overlapping `changes` made, right to left so the spans stay valid."""
+    for c in sorted(changes, key=lambda c: (c.start, c.end), reverse=True):
+        text = text[: c.start] + c.replacement + text[c.end :]
+    return text
+
+
+def kinds_of_changes(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> list[Change]:
+    """The suggestions `suggest` makes to `text`: what the quality report checks the model's
+    output against, kind by kind (was text[start:end] -> replacement kept?)."""
+    return chosen(changes(text, filename), kinds) if kinds else []
+
+
+def suggest(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> str:
+    """`text` with Harper's first suggestion made for every lint of a chosen kind in its prose."""
+    return apply(text, kinds_of_changes(text, filename, kinds=kinds))
+
+
+def draft(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> str:
+    """fix's draft: Harper's suggestions, then pyspellchecker's on the words still unknown."""
+    return spellcheck(suggest(text, filename, kinds=kinds), filename)

@@ -1,0 +1,121 @@
+"""Which of Harper's lint kinds belong in `fix`'s draft: each kind's suggestions, alone, on
+the benchmark's `fix` tasks (pedit/bench/corpus, their errors in SOURCES.md) and on
+examples/essay.md. No model: Harper and pyspellchecker only, deterministic (about 40 s, nearly all
+of it pyspellchecker's).
+
+A suggestion is *right* when, made alone, it brings the file closer to the correct text
+(token edit distance, pedit/bench/quality.py), *wrong* otherwise (a changed word that fixes
+nothing, or a whitespace change). Kinds are chosen on what is not held out (the tuning tasks
+and the essay); the held-out tasks (`heldout = true`) are shown apart. Then the drafts: spelling alone, Harper
+alone, and the two in either order, scored with score_fix.
+
+    python scripts/harper_kinds.py
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+from pedit.app import grammarcheck as gc
+from pedit.app import spelling
+from pedit.bench.corpus import load_tasks
+from pedit.bench.quality import distance, score_fix, tokens
+
+ESSAY = Path(__file__).resolve().parent.parent / "examples" / "essay.md"
+ESSAY_FIXES = [  # the essay's 12 wrong words (score_fix counts 10 errors:
+    # "Their is" and "peoples enjoys" are two adjacent words each), as (error, correct)
+    ("Their is many", "There are many"), ("peoples enjoys", "people enjoy"), ("book take", "book takes"),
+    ("it teach", "it teaches"), ("storys she choose", "stories she chose"), ("also help", "also helps"),
+    ("You learns", "You learn"), ("you sees", "you see"), ("nobody interrupt", "nobody interrupts"),
+]  # fmt: skip
+
+
+def cases() -> list[tuple[str, str, str, str, str]]:
+    """(set, id, file name, text, correct text) of every fix task, and the essay."""
+    out = []
+    for t in load_tasks():
+        if t.command == "fix":
+            out.append(("heldout" if t.heldout else "tuning", t.id, t.file, t.text(), t.reference()))
+    essay = ESSAY.read_text(encoding="utf-8")
+    ref = essay
+    for error, right in ESSAY_FIXES:
+        ref = ref.replace(error, right)
+    return [*out, ("essay", "essay", "essay.md", essay, ref)]
+
+
+def judge(found: list[gc.Change], text: str, ref: str) -> dict[str, list[int]]:
+    """{kind, or kind/rule: [suggestions, right, wrong]}, each kind's and rule's changes alone."""
+    base, want = distance(tokens(text), tokens(ref)), tokens(ref)
+    right = {c: distance(tokens(gc.apply(text, [c])), want) < base for c in found}
+    table: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for key in {c.kind for c in found} | {f"{c.kind}/{c.rule}" for c in found}:
+        kind, _, rule = key.partition("/")
+        for c in gc.chosen(found, {rule or kind}):
+            row = table[key]
+            row[0], row[1 + (not right[c])] = row[0] + 1, row[1 + (not right[c])] + 1
+    return table
+
+
+def print_table(name: str, table: dict[str, list[int]]) -> None:
+    print(f"\n{name}: suggestions, right, wrong, precision (kind, then its rules)")
+    kinds = sorted((k for k in table if "/" not in k), key=lambda k: (-table[k][1] / table[k][0], k))
+    for kind in kinds:
+        n, r, w = table[kind]
+        print(f"  {kind:<34} {n:>4} {r:>4} {w:>4}  {r / n:5.2f}")
+        for rule in sorted(k for k in table if k.startswith(kind + "/")):
+            n, r, w = table[rule]
+            print(f"    {rule.split('/')[1]:<32} {n:>4} {r:>4} {w:>4}  {r / n:5.2f}")
+
+
+def choose(table: dict[str, list[int]], *, precision: float = 0.75, least: int = 3) -> set[str]:
+    """The kinds with at least `least` suggestions, `precision` of them right."""
+    return {k for k, (n, r, _) in table.items() if "/" not in k and n >= least and r / n >= precision}
+
+
+def score_drafts(rows, kinds) -> None:
+    spellcheck = cache(spelling.spellcheck)  # the slow step (pyspellchecker's edit-distance search)
+    drafts = {
+        "spelling only": lambda t, f: spellcheck(t, f),
+        "harper only": lambda t, f: gc.suggest(t, f, kinds=kinds),
+        "harper, then spelling": lambda t, f: spellcheck(gc.suggest(t, f, kinds=kinds), f),
+        "spelling, then harper": lambda t, f: gc.suggest(spellcheck(t, f), f, kinds=kinds),
+    }
+    print(f"\ndrafts with kinds {sorted(kinds)}: errors fixed, collateral tokens, mean score, files worse")
+    for group in ("tuning", "heldout", "essay"):
+        mine = [r for r in rows if r[0] == group]
+        errors = sum(score_fix(text, text, ref).errors for _, _, _, text, ref in mine)
+        print(f"  {group} ({len(mine)} files, {errors} errors)")
+        for label, make in drafts.items():
+            scores = [score_fix(text, make(text, f), ref) for _, _, f, text, ref in mine]
+            fixed, coll = sum(s.fixed for s in scores), sum(s.collateral for s in scores)
+            mean = sum(s.score for s in scores) / len(scores)
+            worse = sum(s.worse for s in scores)
+            print(f"    {label:<24} {fixed:>4} {coll:>4}  {mean:6.3f}  {worse}")
+            if group == "essay":
+                print(f"      missed: {'; '.join(scores[0].missed)}")
+
+
+def main() -> None:
+    # grammarcheck turns Harper's SpellCheck rule off (spelling is pyspellchecker's): on, to show it
+    gc._linter().set_lint_config({"SpellCheck": True})
+    rows = cases()
+    tables: dict[str, dict[str, list[int]]] = {}
+    for group, _, name, text, ref in rows:
+        found = gc.changes(text, name)
+        for g in (group, "tuning + essay") if group != "heldout" else (group,):
+            table = tables.setdefault(g, defaultdict(lambda: [0, 0, 0]))
+            for key, (n, r, w) in judge(found, text, ref).items():
+                table[key] = [table[key][0] + n, table[key][1] + r, table[key][2] + w]
+    for group in ("tuning", "essay", "tuning + essay", "heldout"):
+        print_table(group, tables[group])
+    kinds = choose(tables["tuning + essay"])
+    print(f"\nchosen on tuning + essay (precision >= 0.75, >= 3 suggestions): {sorted(kinds)}")
+    print(f"  on the tuning tasks alone: {sorted(choose(tables['tuning']))}")
+    print(f"grammarcheck.DEFAULT_KINDS: {sorted(gc.DEFAULT_KINDS)}")
+    score_drafts(rows, gc.DEFAULT_KINDS)
+
+
+if __name__ == "__main__":
+    main()
