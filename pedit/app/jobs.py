@@ -23,11 +23,10 @@ from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
 from ..events import Event, Finished
 from ..request import EditRequest
-from . import guard
+from . import grammarcheck, guard
 from .chunking import chunks
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
-from . import grammarcheck
 from .templates import Template
 
 Render = Callable[[Iterator[Event], str], Finished]

@@ -124,7 +124,9 @@ def run(job, text: str, name: str, render):
             return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
         if exact is not None and not missed(name, text, exact, outcome.text) and job.options.retry:
             break  # it strayed: the tool's rename, without another run
-    if exact is not None and job.options.retry:  # the model strayed from the tool's rename twice: the tool's edit
+    if (
+        exact is not None and job.options.retry
+    ):  # the model strayed from the tool's rename twice: the tool's edit
         kept = Verdict(
             "rename", True, f"the model's answer did not pass ({verdict.reason}): the exact rename"
         )
