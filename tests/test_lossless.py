@@ -9,6 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pedit.app import grammarcheck
+from pedit.app.rename import rename
 from pedit.app.spelling import spellcheck
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
@@ -165,16 +167,28 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     beta=st.sampled_from([-6.0, -1.5, 0.7, 3.0, 12.0]),
     draft_max=st.integers(1, 24),
     max_tokens=st.one_of(st.none(), st.integers(1, 40)),
-    suggest=st.booleans(),
+    suggest=st.sampled_from(["none", "spelling", "harper", "rename"]),
+    suggest_bias=st.sampled_from([None, 0.0, 4.0, -2.0]),
 )
 def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
-    text, drafters, sampling, beta, draft_max, max_tokens, suggest
+    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias
 ):
-    """Also with a draft that is not the file (fix's spelling suggestions, spelling.py)."""
+    """Also with a draft that is not the file, from every tool that drafts (fix's
+    spelling and grammar suggestions, spelling.py and grammarcheck.py; refactor's exact
+    rename, rename.py), and with a β of its own on what the tool changed."""
     backend = open_backend("reference")
-    draft = spellcheck(text.replace("the", "teh"), "notes.md") if suggest else None
-    req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
-    common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta}
+    name = "total.py" if suggest == "rename" else "notes.md"
+    if suggest == "rename":
+        text = TEXTS[1]
+    source = text.replace("the", "teh").replace("reasons", "reasons reasons")
+    draft = {
+        "none": lambda: None,
+        "spelling": lambda: spellcheck(source, name),
+        "harper": lambda: grammarcheck.draft(source, name),
+        "rename": lambda: rename(source, name, {"s": "subtotal"}),
+    }[suggest]()
+    req = EditRequest(source, "Fix the grammar.", name, draft=draft)
+    common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias}
     plain = last(edit_events(backend, req, speculate="off", **common))
     spec = last(
         edit_events(
@@ -210,6 +224,21 @@ def test_a_large_keep_bias_writes_the_draft_when_it_is_not_the_file():
     req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
     for speculate in ("off", "fixed"):
         assert last(edit_events(backend, req, speculate=speculate, keep_bias=1e4, cost=FLAT)).text == draft
+
+
+def test_a_large_suggestion_bias_writes_what_the_tool_changed_and_no_more():
+    """β = 0 on the file's text, β_suggest large on the suggestions: where the tool changed
+    the draft the answer takes it, whatever the model; the rest is the model's own. Greedy,
+    reference backend."""
+    backend = open_backend("reference")
+    text = "Teh cat sat on teh mat.\nIt was recieved well.\n"
+    draft = spellcheck(text, "notes.md")
+    req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
+    plain = last(edit_events(backend, req, speculate="off")).text
+    sure = last(edit_events(backend, req, speculate="off", keep_bias=0.0, suggest_bias=1e4)).text
+    assert plain.startswith("Teh") and sure.startswith("The")  # the first suggestion is taken
+    both = last(edit_events(backend, req, speculate="off", keep_bias=1e4, suggest_bias=1e4)).text
+    assert both == draft
 
 
 def renamed_draft(tokens: tuple[int, ...], pick: int, vocab: int) -> tuple[list[int], int]:

@@ -42,6 +42,8 @@ class EngineOptions:
     draft_max: int = 64
     cost: CostModel | None = None
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
+    # β on the draft's tokens a tool changed (keepbias.suggested); None: the template's
+    suggest_bias: float | None = None
     spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
     # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
     # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
@@ -74,6 +76,15 @@ class Job:
         if not self.backend.capabilities.logits:
             return 0.0
         return self.template.bias(self.options.keep_bias)
+
+    @property
+    def suggest_bias(self) -> float | None:
+        """The β on what a tool changed in the draft: the option's, else the template's
+        (None: the keep-bias there too); none on a remote backend."""
+        if not self.backend.capabilities.logits:
+            return None
+        s = self.options.suggest_bias
+        return self.template.suggest_bias if s is None else s
 
     @property
     def spelling(self) -> bool:
@@ -122,7 +133,7 @@ class Job:
             return edit_events(
                 self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
-                keep_bias=self.keep_bias, constraint=c, coalesce=o.coalesce,
+                keep_bias=self.keep_bias, suggest_bias=self.suggest_bias, constraint=c, coalesce=o.coalesce,
             )  # fmt: skip
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None

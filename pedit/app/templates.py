@@ -31,6 +31,8 @@ class Template:
     # the keep-bias its runs use unless --keep-bias / keep_bias says otherwise (keepbias.py):
     # a fix is asked to change little, and measured (docs/quality.md) it is more often right
     keep_bias: float = 0.0
+    # the β on the draft's tokens that a tool changed (a suggestion); None: keep_bias there too
+    suggest_bias: float | None = None
     # its draft has the spelling suggestions of spelling.py (with a keep-bias, the model
     # leans towards each correction and keeps or rejects it) unless --no-spelling
     spelling: bool = False

@@ -2,7 +2,7 @@
 
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
-(`nospell`), Harper's grammar suggestions beside them (`noharper`), how a refactor
+(`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions beside them (`noharper`), how a refactor
 runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), or how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
@@ -25,6 +25,7 @@ class Variant:
     keep_bias: float | None = None  # None: the command's own, as the CLI
     spelling: bool | None = None  # None: the command's own
     chunk_tokens: int | None = None  # runs of about this many file tokens; None: the command's, 0: whole
+    suggest_bias: float | None = None  # β on a tool's suggestions in the draft; None: the command's
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
@@ -56,10 +57,14 @@ VARIANTS: dict[str, Variant] = {
     "noretry": Variant(retry=False),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
+SUGGEST = re.compile(r"sb(-?\d+(?:\.\d+)?)$")  # sb3: β = 3 on a tool's suggestions in the draft
 
 
 def lookup(name: str) -> Variant | None:
     if name in VARIANTS:
         return VARIANTS[name]
     m = KEEP.match(name)
-    return Variant(keep_bias=float(m.group(1))) if m else None
+    if m:
+        return Variant(keep_bias=float(m.group(1)))
+    m = SUGGEST.match(name)
+    return Variant(suggest_bias=float(m.group(1))) if m else None

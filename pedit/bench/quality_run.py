@@ -44,7 +44,7 @@ class Config:
         model, _, backend = head.partition("@")
         for v in variants:
             if lookup(v) is None:
-                raise ValueError(f"unknown variant {v!r} in {name!r} ({', '.join(VARIANTS)}, kbBETA)")
+                raise ValueError(f"unknown variant {v!r} in {name!r} ({', '.join(VARIANTS)}, kbBETA, sbBETA)")
         return cls(name, model, backend or "llama.cpp", tuple(variants))
 
     def variant(self) -> Variant:
@@ -98,7 +98,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     template = BUILTIN[task.command]
     options = EngineOptions(
         speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
-        harper=variant.harper, intents=variant.intents, retry=variant.retry,
+        harper=variant.harper, intents=variant.intents, retry=variant.retry, suggest_bias=variant.suggest_bias,
     )  # fmt: skip
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()

@@ -57,8 +57,22 @@ def templates_command(
             console.print(note, highlight=False)
         if t.spelling:
             note = (
-                "  spelling:    suggestions in the draft (--no-spelling or spelling = false turns them off)"
+                "  suggestions: spelling (pyspellchecker) and grammar (Harper) in the draft, which the model"
+                " keeps or rejects (--no-spelling or spelling = false turns them off)"
             )
             console.print(note, highlight=False)
+        if t.intents:
+            console.print(
+                "  intent:      the instruction read as a rename, type hints or other; a rename drafts with"
+                " the exact rename (rope, tree-sitter), type hints decode under a grammar with a slot per"
+                " parameter and return, and the answer is written only if its check passes"
+                " (else one retry, then exit 5; --force writes it)",
+                highlight=False,
+            )
+        if t.judged:
+            console.print(
+                "  pieces:      a run's answer that the write guard refuses is dropped; that piece stays as it was",
+                highlight=False,
+            )
         if t.chunk_tokens:
             console.print(f"  runs:        about {t.chunk_tokens} tokens of the file each", highlight=False)

@@ -9,6 +9,7 @@ and the n-gram drafter fill in where the output departs from it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
-from .keepbias import KeepBias
+from .keepbias import KeepBias, suggested
 from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .remote import remote_generate
@@ -69,6 +70,7 @@ def edit_events(
     kind: str = "rewrite",
     reuse: Sequence[int] = (),
     keep_bias: float = 0.0,
+    suggest_bias: float | None = None,
     constraint: Constraint | None = None,
     coalesce: bool = True,
 ) -> Iterator[Event]:
@@ -78,7 +80,8 @@ def edit_events(
     picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
     holds (a session's previous turn), whose prefix shared with the prompt is kept.
     keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
-    the same for every speculate mode. constraint: what the answer must match (a rewrite:
+    the same for every speculate mode; suggest_bias: the β on the draft's tokens that a
+    tool changed (req.draft against req.text; None: keep_bias there too). constraint: what the answer must match (a rewrite:
     the file's text, before its closing fence); coalesce: forced tokens cost no pass of
     their own (constrained.py), with or without drafts."""
     if speculate not in SPECULATE:
@@ -94,7 +97,13 @@ def edit_events(
     room = max(1, backend.n_ctx - len(prompt.tokens))
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
-    keep = KeepBias(keep_bias, prompt.draft, prompt.tokens) if keep_bias and kind != "summary" else None
+    keep = None
+    if (keep_bias or suggest_bias) and kind != "summary":
+        boost = None
+        if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
+            file = build_prompt(backend, replace(req, draft=None)).draft
+            boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file)]
+        keep = KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
     matcher = None
     if constraint is not None:
         text = grammar(constraint, after="" if until is None else "\n" + prompt.fence)

@@ -7,6 +7,13 @@ draft re-synced after each edit, drafters/predicted.py). With
 β > 0 makes the model change the text only where it is confident (precision), β < 0
 makes a timid model dare the changes it almost made (recall). β = 0 is plain decoding.
 
+A draft with a tool's suggestions in it (fix's spelling and grammar, refactor's exact
+rename) may lean harder on what the tool changed: `boost[j]` is added to β where the
+target is draft token j, so
+    logits'[t] = logits[t] + β + boost[j]   for t = draft[j], the cursor at j,
+and `suggested(draft, file)` gives the draft tokens outside difflib's equal runs with the
+file's tokens (what the tool changed), to boost by β_suggest - β.
+
 Lossless with respect to plain decoding *with the same bias*: the file's token at a
 position is a function of the tokens before it alone. `KeepBias` steps a private
 PredictedOutput one token at a time (propose after each token, exactly as plain decoding
@@ -17,24 +24,44 @@ biased towards the token plain decoding would have biased after the same i token
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Sequence
 
 import numpy as np
 
 from .drafters.predicted import PredictedOutput
 
+Target = tuple[int, float] | None  # (token, the β added to its logit), or no target
+
+
+def suggested(draft: Sequence[int], file: Sequence[int]) -> list[bool]:
+    """For each draft token: did the tool change it (not in an equal run of difflib's
+    alignment of the two token lists)?"""
+    out = [True] * len(draft)
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, file, draft, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out[j1:j2] = [False] * (j2 - j1)
+    return out
+
 
 class KeepBias:
-    def __init__(self, beta: float, draft: Sequence[int], prompt: Sequence[int]):
+    def __init__(
+        self, beta: float, draft: Sequence[int], prompt: Sequence[int], boost: Sequence[float] | None = None
+    ):
         self.beta = float(beta)
+        self._boost = list(boost) if boost is not None and any(boost) else None
         self._cursor = PredictedOutput(draft, start=len(prompt), learn=False)
         self._context = list(prompt)
         self.target = self._next(self._cursor, self._context)
 
-    @staticmethod
-    def _next(cursor: PredictedOutput, context: list[int]) -> int | None:
+    def _next(self, cursor: PredictedOutput, context: list[int]) -> Target:
         got = cursor.propose(context, 1)
-        return got[0] if got else None
+        if not got:
+            return None
+        # learn=False: the proposal is draft[cursor.cursor], the token the boost is for
+        j = cursor.cursor
+        extra = self._boost[j] if self._boost is not None and j < len(self._boost) else 0.0
+        return got[0], self.beta + extra
 
     def advance(self, tokens: Sequence[int]) -> None:
         """The answer went on with `tokens` (one at a time, as plain decoding emits them)."""
@@ -42,7 +69,7 @@ class KeepBias:
             self._context.append(tok)
             self.target = self._next(self._cursor, self._context)
 
-    def targets(self, guess: Sequence[int]) -> list[int | None]:
+    def targets(self, guess: Sequence[int]) -> list[Target]:
         """The file's token for each row of a pass over [last, *guess]: row i follows
         guess[:i]. The state is not changed (advance() does that with what is emitted)."""
         out = [self.target]
@@ -57,11 +84,11 @@ class KeepBias:
             del self._context[n:]
         return out
 
-    def bias(self, rows: np.ndarray, targets: Sequence[int | None]) -> np.ndarray:
-        """rows ([n, n_vocab] or [n_vocab]) with β added at each row's target, in place:
+    def bias(self, rows: np.ndarray, targets: Sequence[Target]) -> np.ndarray:
+        """rows ([n, n_vocab] or [n_vocab]) with each row's target's β added, in place:
         a backend's eval() returns logits the caller may modify, and they are used once."""
         grid = rows if rows.ndim == 2 else rows[np.newaxis]  # a view either way
         for i, t in enumerate(targets):
-            if t is not None and t < grid.shape[1]:
-                grid[i, t] += self.beta
+            if t is not None and t[0] < grid.shape[1]:
+                grid[i, t[0]] += t[1]
         return rows
