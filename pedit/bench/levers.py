@@ -2,8 +2,8 @@
 
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
-(`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions beside them (`noharper`), how a refactor
-runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
+(`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
+beside them (`noharper`), how a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), or how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
 time). Variants combine:

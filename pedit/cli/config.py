@@ -71,7 +71,8 @@ def templates_command(
             )
         if t.judged:
             console.print(
-                "  pieces:      a run's answer that the write guard refuses is dropped; that piece stays as it was",
+                "  pieces:      a run's answer that the write guard refuses is dropped; that piece"
+                " stays as it was",
                 highlight=False,
             )
         if t.chunk_tokens:

@@ -81,7 +81,8 @@ def edit_events(
     holds (a session's previous turn), whose prefix shared with the prompt is kept.
     keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
     the same for every speculate mode; suggest_bias: the β on the draft's tokens that a
-    tool changed (req.draft against req.text; None: keep_bias there too). constraint: what the answer must match (a rewrite:
+    tool changed (req.draft against req.text; None: keep_bias there too). constraint:
+    what the answer must match (a rewrite:
     the file's text, before its closing fence); coalesce: forced tokens cost no pass of
     their own (constrained.py), with or without drafts."""
     if speculate not in SPECULATE:
