@@ -3,12 +3,12 @@
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
-beside them (`noharper`), how a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
-`noretry`: one try, refused if its check fails), or how the file is cut into runs
-(`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
-time). Variants combine:
-`qwen2.5-coder-0.5b+plain+kb0`. (Prompt variants were tried by hand
-and did not help: see the issue's notes; a field here is the place for the next one.)
+beside them (`noharper`), how a refactor runs (`notools`: the model alone, no intent,
+tool draft, edit grammar or check; `noretry`: one try, refused if its check fails), or
+how the file is cut into runs (`whole`: as few runs as the context allows, where `fix`
+otherwise goes a paragraph at a time). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+(Prompt variants were tried by hand and did not help: see the issue's notes; a field here
+is the place for the next one.)
 """
 
 from __future__ import annotations
