@@ -161,7 +161,7 @@ def test_report_from_runs_without_a_model():
         "tasks": [{"id": walden.id}, {"id": colorsys.id}], "runs": [r.__dict__ for r in runs],
     }  # fmt: skip
     text = markdown(data, "quality.png")
-    assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 | 0 | 100% of 1 | 2.5 |" in text
+    assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 | 0 | 100% of 1 | 0 | 2.5 |" in text
     assert "![quality against seconds per file](quality.png)" in text
 
 
