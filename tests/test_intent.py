@@ -81,3 +81,20 @@ def test_the_models_reading_may_only_use_names_the_user_wrote():
     assert from_extracted(json.dumps(invented), said).kind == OTHER
     assert from_extracted("{not json", said).kind == OTHER
     assert from_extracted(json.dumps({"kind": "hints", "renames": []}), "type it all").kind == HINTS
+
+
+def test_a_vague_instruction_is_read_by_the_model_under_the_schema():
+    """The reference backend (a tiny random model) answers under intent.SCHEMA's grammar:
+    whatever it picks, the answer parses and a rename it reads names only words the user
+    wrote."""
+    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.refactor import read
+    from pedit.app.templates import BUILTIN
+    from pedit.backends import open_backend
+
+    said = "give the variable total a better name, say subtotal"
+    job = Job(open_backend("reference"), BUILTIN["refactor"], said, EngineOptions())
+    got = read(said, job)
+    assert got.source == "model"
+    assert got.kind in (RENAME, HINTS, OTHER)
+    assert all(old in said.split() and new in said.split() for old, new in got.renames.items())
