@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pedit.app.intent import HINTS, OTHER, RENAME, from_extracted, parse, vague
+from pedit.app.intent import EXTRACT, FSTRINGS, HINTS, LOGGING, OTHER, RENAME, from_extracted, parse, vague
 from pedit.bench.corpus import load_tasks
 
 
@@ -37,8 +37,12 @@ def test_renames_are_read_with_their_names_docs_and_scope(instruction, renames, 
         ("add type hints", HINTS),
         ("add type annotations to all the functions", HINTS),
         ("annotate every function with type hints", HINTS),
-        ("use f-strings", OTHER),
-        ("replace print with logging", OTHER),
+        ("use f-strings", FSTRINGS),
+        ("convert the %-formatting to f-strings", FSTRINGS),
+        ("replace print with logging", LOGGING),
+        ("log with the logging module instead of printing", LOGGING),
+        ("extract the loop into a helper function", EXTRACT),
+        ("convert the two for loops into list comprehensions", OTHER),
         ("rename it to foo", OTHER),  # no name to rename
         ("rename a, b and c to d and e", OTHER),  # the counts disagree
         ("x -> x", OTHER),
@@ -63,13 +67,19 @@ def test_every_rename_and_hints_task_of_the_corpus_is_read_as_its_check_expects(
             assert got.docs == bool(spec.get("words")) or not spec.get("words"), task.id
         elif spec.get("hints"):
             assert got.kind == HINTS, task.id
+        elif spec.get("fstrings"):
+            assert got.kind == FSTRINGS, task.id
+        elif spec.get("absent") == ["print"]:
+            assert got.kind == LOGGING, task.id
+        elif spec.get("defines") and spec.get("calls"):
+            assert (got.kind, got.function) == (EXTRACT, spec["defines"][0]), task.id
         else:
             assert got.kind == OTHER, task.id
 
 
 def test_only_vague_instructions_are_worth_asking_the_model():
     assert vague("give the variable x a better name", parse("give the variable x a better name"))
-    assert not vague("use f-strings", parse("use f-strings"))
+    assert not vague("convert the loops to comprehensions", parse("convert the loops to comprehensions"))
     assert not vague("rename x to y", parse("rename x to y"))  # read already
 
 

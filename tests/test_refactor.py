@@ -74,22 +74,22 @@ def test_type_hints_under_the_edit_grammar_pass_their_check_whatever_the_model(r
 
 
 @pytest.mark.parametrize("seed", [4, 7, 9])  # seeds whose whole answer is not Python
-def test_another_refactor_that_does_not_parse_is_refused_and_force_returns_it(reference, seed):
-    """No tool, no retry: the parse check decides (exit 5); --force returns the answer
-    with its failed verdict."""
+def test_a_refactor_without_a_tools_proposal_that_does_not_parse_is_refused(reference, seed):
+    """f-strings in a file with no %-format: flynt proposes nothing, so no draft and no
+    retry; the check decides (exit 5); --force returns the answer with its failed verdict."""
     j = job("use f-strings", reference, sampling=Sampling(1.0, seed=seed))
-    with pytest.raises(RefusedError, match="fails its parse check: it is not valid Python") as refused:
+    with pytest.raises(RefusedError, match="fails its fstrings check: it is not valid Python") as refused:
         run(j)
     assert refused.value.forceable
     forced = run(Job(j.backend, j.template, j.instruction, j.options, force=True))
-    assert forced.verdict.check == "parse" and not forced.verdict.passed
+    assert forced.verdict.check == "fstrings" and not forced.verdict.passed
     assert forced.verdict.reason in refused.value.message
 
 
 @pytest.mark.parametrize("seed", [10, 11])
-def test_another_refactor_that_parses_is_returned_with_its_passed_check(reference, seed):
+def test_a_refactor_without_a_tools_proposal_that_passes_is_returned_with_its_check(reference, seed):
     out = run(job("use f-strings", reference, sampling=Sampling(1.0, seed=seed), keep_bias=3.0))
-    assert (out.verdict.check, out.verdict.passed, out.tries) == ("parse", True, 1)
+    assert (out.verdict.check, out.verdict.passed, out.tries, out.answer) == ("fstrings", True, 1, "model")
     ast.parse(out.text)
 
 

@@ -2,6 +2,9 @@
 
     rename   {old: new, ...}   rename these names (every binding of each, scope by scope)
     hints                      add type hints to every parameter and return
+    fstrings                   %-formatting and .format() to f-strings
+    logging                    print() calls to logging
+    extract  (name)            a piece of a function into a new function (named, if said)
     other                      anything else: the model alone, checked by the parse check
 
 `parse(instruction)` reads the common phrasings with patterns ("rename x to count",
@@ -19,7 +22,14 @@ import keyword
 import re
 from dataclasses import dataclass, field
 
-RENAME, HINTS, OTHER = "rename", "hints", "other"
+RENAME, HINTS, FSTRINGS, LOGGING, EXTRACT, OTHER = (
+    "rename",
+    "hints",
+    "fstrings",
+    "logging",
+    "extract",
+    "other",
+)
 
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|and|or|it|its|them|this|that|all|every|each|too|also|everywhere)\b)"
 _NAME = rf"(?:`([A-Za-z_][A-Za-z0-9_]*)`|{_STOP}([A-Za-z_][A-Za-z0-9_]*))"  # `a` may be a stop word
@@ -57,6 +67,13 @@ _WITHIN_BEFORE = re.compile(
     r"(?:\(\))?(?:\s+only)?\s*,\s*$",
     re.I,
 )
+_FSTRINGS = re.compile(r"\bf-?strings?\b", re.I)
+_LOGGING = re.compile(r"\blog(?:ging|ger)?\b.*\bprint|\bprint.*\blog(?:ging|ger)?\b", re.I)
+_EXTRACT = re.compile(
+    r"\b(?:extract|move|factor|pull|split)\b.*\b(?:into|to|as|out)\b.*\b(?:function|helper|method)\b"
+    r"(?:\s+(?:called|named)?\s*`([A-Za-z_][A-Za-z0-9_]*)[`(]|\s+(?:called\s+|named\s+)?([A-Za-z_][A-Za-z0-9_]*)\()?",
+    re.I,
+)
 _DOCS = re.compile(
     r"\b(?:docstrings?|comments?|messages?|strings?|docs|documentation|everywhere|text)\b", re.I
 )
@@ -70,13 +87,18 @@ class Intent:
     docs: bool = False  # a rename that names the docstrings/comments/messages too
     source: str = "pattern"  # how it was read: "pattern", "model", or "none" (other)
     within: str | None = None  # a rename "in NAME": only the bindings in that function or class
+    function: str | None = None  # extract: the new function's name, when the instruction gives it
 
     def describe(self) -> str:
         if self.kind == RENAME:
             pairs = ", ".join(f"{o} -> {n}" for o, n in self.renames.items())
             where = f" in {self.within}" if self.within else ""
             return f"rename {pairs}{where}" + (" (docstrings and comments too)" if self.docs else "")
-        return "add type hints" if self.kind == HINTS else "other"
+        if self.kind == EXTRACT:
+            return "extract a function" + (f" {self.function}" if self.function else "")
+        return {HINTS: "add type hints", FSTRINGS: "use f-strings", LOGGING: "print to logging"}.get(
+            self.kind, "other"
+        )
 
 
 def parse(instruction: str | None) -> Intent:
@@ -101,6 +123,14 @@ def parse(instruction: str | None) -> Intent:
         return Intent(RENAME, renames)
     if _HINTS.search(text):
         return Intent(HINTS)
+    if _FSTRINGS.search(text):
+        return Intent(FSTRINGS)
+    if _LOGGING.search(text):
+        return Intent(LOGGING)
+    m = _EXTRACT.search(text)
+    if m:
+        name = m.group(1) or m.group(2)
+        return Intent(EXTRACT, function=name if name and _valid(name) else None)
     return Intent(OTHER, source="none")
 
 

@@ -7,8 +7,16 @@ written (the guard, guard.py, then judges whether it is safe to write at all).
              around the new name), the code may not
     hints    hints.annotated: the AST is the file's once annotations are taken away, and
              every parameter and return is annotated
+    fstrings no %-formatting of a string literal and no "...".format() call is left, and
+             only lines that had one change
+    logging  no print() call is left, and logging is imported
+    extract  the new function (the one named, or any function the file did not have) is
+             defined and called
     other    a Python file still parses (the guard's parse check, said here too so the
              result names its check)
+and for every Python refactor: the answer parses, and uses no name that is bound nowhere
+in it (a NameError waiting to happen: a renamed function's old calls, a `logger` used but
+never made), unless the file already did.
 
 `check(...) -> Verdict`; a failed verdict's reason is one line naming the first problem.
 """
@@ -16,6 +24,7 @@ written (the guard, guard.py, then judges whether it is safe to write at all).
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import io
 import re
@@ -23,12 +32,12 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from .intent import HINTS, RENAME, Intent
+from .intent import EXTRACT, FSTRINGS, HINTS, LOGGING, RENAME, Intent
 
 
 @dataclass(frozen=True)
 class Verdict:
-    check: str  # "rename", "hints", "parse" or "none" (nothing a program can check)
+    check: str  # "rename", "hints", "fstrings", "logging", "extract", "parse", or "none"
     passed: bool
     reason: str = ""  # why it failed
 
@@ -46,16 +55,24 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
     python = PurePath(filename).suffix.lower() in (".py", ".pyi")
     if intent.kind == RENAME and exact is not None:
         why = code_differs(filename, exact, after) or unrelated_line(before, after, intent.renames)
-        return Verdict("rename", why is None, why or "")
-    if intent.kind == HINTS and python:
+        if why is None and intent.docs:
+            why = words_left(filename, exact, after, intent.renames)
+        return Verdict("rename", why is None, why or (python and undefined(before, after)) or "")
+    if not python:
+        return Verdict("none", True)
+    why = parse_error(after)
+    if why:
+        return Verdict({HINTS: "hints", FSTRINGS: "fstrings", LOGGING: "logging", EXTRACT: "extract"}.get(
+            intent.kind, "parse"), False, why)  # fmt: skip
+    if intent.kind == HINTS:
         from .hints import annotated
 
         why = annotated(before, after)
         return Verdict("hints", why is None, why or "")
-    if python:
-        why = parse_error(after)
-        return Verdict("parse", why is None, why or "")
-    return Verdict("none", True)
+    what = {FSTRINGS: ("fstrings", _fstrings), LOGGING: ("logging", _logging), EXTRACT: ("extract", _extract)}
+    name, rule = what.get(intent.kind, ("parse", lambda *_: None))
+    why = rule(before, after, intent) or undefined(before, after)
+    return Verdict(name, why is None, why or "")
 
 
 def parse_error(text: str) -> str | None:
@@ -117,6 +134,131 @@ def missed(filename: str, before: str, exact: str, after: str) -> bool:
         if w != g:
             return g == old[i][0]
     return False
+
+
+def words_left(filename: str, exact: str, after: str, renames: dict[str, str]) -> str | None:
+    """A rename asked in the docstrings and comments too: an old name left as a word of a
+    string or comment where the exact rename has none."""
+    if PurePath(filename).suffix.lower() not in (".py", ".pyi"):
+        return None
+    want, got = _doc_words(exact), _doc_words(after)
+    for old in renames:
+        if got.get(old, 0) > want.get(old, 0):
+            return f"it leaves {old!r} in a docstring, comment or message ({got[old]} left)"
+    return None
+
+
+def _doc_words(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.STRING, tokenize.COMMENT):
+                for w in re.findall(r"[A-Za-z_]\w*", tok.string):
+                    counts[w] = counts.get(w, 0) + 1
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return counts
+
+
+def undefined(before: str, after: str) -> str | None:
+    """A name the answer uses that is bound nowhere in it (and was not already so in the
+    file): scope-blind, so it misses a name bound in another function, never a name bound
+    nowhere."""
+    try:
+        new = _unbound(ast.parse(after)) - _unbound(ast.parse(before))
+    except SyntaxError:
+        return None
+    return (
+        f"it uses {', '.join(sorted(new)[:3])}, defined nowhere (a NameError when it runs)" if new else None
+    )
+
+
+def _unbound(tree: ast.AST) -> set[str]:
+    bound, loaded = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any(a.name == "*" for a in node.names):
+                return set()  # a star import may bind anything
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound |= set(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+    return loaded - bound
+
+
+def _format_lines(tree: ast.AST) -> tuple[int, set[int]]:
+    """(how many %-formats of a string literal and "...".format() calls, their lines)."""
+    n, lines = 0, set()
+    for node in ast.walk(tree):
+        old = (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left)) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format" and _is_str(node.func.value)
+        )  # fmt: skip
+        if old:
+            n += 1
+            lines |= set(range(node.lineno, node.end_lineno + 1))
+    return n, lines
+
+
+def _is_str(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _fstrings(before: str, after: str, _intent: Intent) -> str | None:
+    left, _ = _format_lines(ast.parse(after))
+    if left:
+        return f"{left} %-format or .format() call{'s' if left > 1 else ''} left"
+    _, allowed = _format_lines(ast.parse(before))
+    old, new = before.splitlines(), after.splitlines()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        bad = [i + 1 for i in range(i1, i2) if i + 1 not in allowed]
+        if tag != "equal" and (bad or (tag == "insert" and i1 + 1 not in allowed and i1 not in allowed)):
+            return f"it changes line {bad[0] if bad else i1 + 1}, which formats no string"
+    return None
+
+
+def _logging(_before: str, after: str, _intent: Intent) -> str | None:
+    tree = ast.parse(after)
+    prints = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) == "print"]
+    if prints:
+        return f"print() is still called (line {prints[0]})"
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    if not any(
+        a.name == "logging" for n in imports if isinstance(n, ast.Import) for a in n.names
+    ) and not any(n.module == "logging" for n in imports if isinstance(n, ast.ImportFrom)):
+        return "it does not import logging"
+    return None
+
+
+def _extract(before: str, after: str, intent: Intent) -> str | None:
+    old = {
+        n.name for n in ast.walk(ast.parse(before)) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    tree = ast.parse(after)
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    wanted = {intent.function} if intent.function else defined - old
+    if not wanted or not wanted <= defined:
+        return (
+            f"it defines no function {intent.function}" if intent.function else "it defines no new function"
+        )
+    called = {_called(n) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    if not wanted & called:
+        return f"it never calls {', '.join(sorted(wanted))}"
+    return None
+
+
+def _called(call: ast.Call) -> str:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 def unrelated_line(before: str, after: str, renames: dict[str, str]) -> str | None:

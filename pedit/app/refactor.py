@@ -6,6 +6,8 @@
                a tool cannot (a docstring that speaks of the name)
                hints:  an edit grammar (hints.py): the file forced, an annotation slot at
                every parameter and return: the model chooses only the types
+               fstrings: flynt's conversion as the draft, β_tool towards it
+               logging, extract, other: no tool; the check alone
     answer   = the model's rewrite under that draft, bias and grammar (app/jobs.py)
     verdict  = intentcheck.check(intent, answer)
     failed   -> a rename that left an old name (intentcheck.missed): one more try with
@@ -13,8 +15,9 @@
                 code the rename does not), or fails again: the exact rename itself is the
                 answer (the tool's edit, which the check passes by construction; a second
                 run would stray the same way: measured on fnmatch.py, where β 4 renamed
-                `pat_str` as β 1.5 did); anything else is refused with the check's reason
-                (RefusedError, exit 5; --force writes it)
+                `pat_str` as β 1.5 did); f-strings likewise: a second try at β_retry, then
+                flynt's own conversion if it passes the check; anything else is refused
+                with the check's reason (RefusedError, exit 5; --force writes it)
 
 The keep-bias and the grammar are the engine's (lossless: plain decoding of the same
 biased, masked distribution); this module only chooses them and reads the verdict.
@@ -29,7 +32,7 @@ from pathlib import PurePath
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
 from . import intent as intents
-from .intent import HINTS, RENAME, Intent
+from .intent import FSTRINGS, HINTS, RENAME, Intent
 from .intentcheck import Verdict, check, missed
 from .outcome import Outcome
 from .rename import RenameError, rename, supported
@@ -75,26 +78,42 @@ def precheck(instruction: str | None, text: str, filename: str) -> None:
 
 def proposal(found: Intent, text: str, filename: str) -> tuple[str | None, Constraint | None]:
     """(the tool's draft, the edit grammar) for this intent and file."""
+    python = PurePath(filename).suffix.lower() in (".py", ".pyi")
     if found.kind == RENAME and supported(filename):
         try:
             exact = rename(text, filename, found.renames, docs=found.docs, within=found.within)
         except RenameError:
             return None, None
         return exact, None
-    if found.kind == HINTS and PurePath(filename).suffix.lower() in (".py", ".pyi"):
+    if found.kind == HINTS and python:
         from .hints import hints_grammar
 
         try:
             return None, Constraint("lark", hints_grammar(text))
         except SyntaxError:
             return None, None
+    if found.kind == FSTRINGS and python:
+        return fstrings(text), None
     return None, None
+
+
+def fstrings(text: str) -> str | None:
+    """flynt's conversion of every %-format and .format() to an f-string (aggressive: %d
+    and the like too; the check and the model decide), None if it changes nothing."""
+    from flynt.api import fstringify_code
+    from flynt.state import State
+
+    try:
+        done = fstringify_code(text, State(quiet=True, aggressive=True, len_limit=None))
+    except Exception:  # flynt on a file it cannot read: no proposal, the model alone
+        return None
+    return done.content if done is not None and done.content != text else None
 
 
 def run(job, text: str, name: str, render):
     """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
     found = read(job.instruction, job)
-    exact, grammar = proposal(found, text, name)
+    tool, grammar = proposal(found, text, name)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
     if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
@@ -106,34 +125,37 @@ def run(job, text: str, name: str, render):
         stats.append(fin.stats)
         return fin
 
+    def done(outcome, verdict, attempt, answer="model"):
+        return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found, answer=answer)
+
     tries = TRIES if job.options.retry else 1
     for attempt in range(1, tries + 1):
-        beta = given if given is not None else (TOOL_BIAS if attempt == 1 else RETRY_BIAS) if exact else None
-        if attempt > 1 and (exact is None or given is not None):
+        beta = given if given is not None else (TOOL_BIAS if attempt == 1 else RETRY_BIAS) if tool else None
+        if attempt > 1 and (tool is None or given is not None):
             break  # nothing would differ from the first try: the same draft, bias and grammar
         tried = replace(job, options=replace(options, keep_bias=beta))
         try:
-            outcome = tried.plain_rewrite(text, name, counted, draft=exact)
+            outcome = tried.plain_rewrite(text, name, counted, draft=tool)
         except RefusedError as exc:  # not a whole answer (jobs.incomplete): a failed try
-            if exact is None:
+            if tool is None:
                 raise
-            outcome, verdict = Outcome(text, []), Verdict("rename", False, exc.reason)
+            outcome, verdict = Outcome(text, []), Verdict(found.kind, False, exc.reason)
             continue
-        verdict = check(found, name, text, outcome.text, exact)
+        verdict = check(found, name, text, outcome.text, tool)
         if verdict.passed:
-            return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
-        if exact is not None and not missed(name, text, exact, outcome.text) and job.options.retry:
-            break  # it strayed: the tool's rename, without another run
-    if (
-        exact is not None and job.options.retry
-    ):  # the model strayed from the tool's rename twice: the tool's edit
-        kept = Verdict(
-            "rename", True, f"the model's answer did not pass ({verdict.reason}): the exact rename"
-        )
-        return replace(
-            outcome, text=exact, stats=stats, verdict=kept, tries=attempt, intent=found, answer="tool"
-        )
+            return done(outcome, verdict, attempt)
+        if found.kind == RENAME and tool is not None and not missed(name, text, tool, outcome.text):
+            break  # it strayed from the rename: the retry would stray the same way
+    if tool is not None and job.options.retry:  # the model's answers failed: the tool's own edit
+        own = check(found, name, text, tool, tool)
+        if own.passed:
+            tool_name = _TOOLS.get(found.kind, "the tool")
+            why = f"the model's answer did not pass ({verdict.reason}): {tool_name}'s edit"
+            return replace(done(outcome, replace(own, reason=why), attempt, "tool"), text=tool)
     if job.force:
-        return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found)
+        return done(outcome, verdict, attempt)
     why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)
+
+
+_TOOLS = {RENAME: "the exact rename", FSTRINGS: "flynt"}

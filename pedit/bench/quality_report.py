@@ -254,8 +254,8 @@ def markdown(data: dict, chart: str | None) -> str:
     levers = _levers(runs, configs)
     if levers:
         lines += ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
-                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell` and `whole` change nothing "
-                  "in a refactor, nor does `kb0` (a refactor's own keep-bias is 0), so where one of "
+                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper` "
+                  "and `whole` change nothing in a refactor, so where one of "
                   "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
                   "each run measured its own cost model, drafted and "
                   "batched differently, and llama.cpp's batched float numerics flipped a near-tie "

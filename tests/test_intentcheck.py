@@ -1,0 +1,62 @@
+"""The checks of a refactor's intent (pedit/app/intentcheck.py) on the quality corpus'
+real files: every hand-written right answer passes its intent's check, the unchanged file
+fails it, and the tools' own proposals pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pedit.app.intent import OTHER, RENAME, parse
+from pedit.app.intentcheck import check, undefined
+from pedit.app.refactor import fstrings
+from pedit.app.rename import rename
+from pedit.bench.corpus import CORPUS, load_tasks
+
+REFACTORS = [t for t in load_tasks() if t.command == "refactor"]
+
+
+def exact(task, intent):
+    if intent.kind != RENAME:
+        return None
+    return rename(task.text(), task.file, intent.renames, docs=intent.docs, within=intent.within)
+
+
+@pytest.mark.parametrize("task", REFACTORS, ids=[t.id for t in REFACTORS])
+def test_the_right_answer_passes_and_the_unchanged_file_fails(task):
+    intent = parse(task.instruction)
+    answer = next((CORPUS / "answers").glob(task.id + ".*")).read_text()
+    assert check(intent, task.file, task.text(), answer, exact(task, intent)).passed
+    unchanged = check(intent, task.file, task.text(), task.text(), exact(task, intent))
+    assert unchanged.passed == (intent.kind == OTHER)  # "other" checks only that it parses
+
+
+@pytest.mark.parametrize("task", [t for t in REFACTORS if "fstrings" in t.id], ids=lambda t: t.id)
+def test_flynts_conversion_passes_the_fstrings_check(task):
+    proposal = fstrings(task.text())
+    assert proposal is not None
+    assert check(parse(task.instruction), task.file, task.text(), proposal).passed
+
+
+def test_a_name_bound_nowhere_fails_every_python_check():
+    before = "def f(x):\n    return g(x)\n\ndef g(y):\n    return y\n"
+    after = before.replace("def g(y)", "def helper(y)")  # g() still called, no longer defined
+    assert undefined(before, after) == "it uses g, defined nowhere (a NameError when it runs)"
+    verdict = check(parse("convert the loops to comprehensions"), "m.py", before, after)
+    assert (verdict.check, verdict.passed) == ("parse", False)
+    assert undefined("from os import *\nx = path\n", "from os import *\ny = sep\n") is None  # unknowable
+
+
+def test_a_rename_asked_in_the_docstrings_too_leaves_no_old_word_there():
+    src = 'def f(lo):\n    """lo is the bound."""\n    return lo\n'
+    intent = parse("rename lo to low, in the docstring too")
+    tool = rename(src, "m.py", intent.renames, docs=True)
+    half = src.replace("f(lo)", "f(low)").replace("return lo", "return low")
+    verdict = check(intent, "m.py", src, half, tool)
+    assert not verdict.passed and "leaves 'lo' in a docstring" in verdict.reason
+    assert check(intent, "m.py", src, tool, tool).passed
+
+
+def test_the_corpus_answers_exist_for_every_refactor():
+    assert {p.name.split(".")[0] for p in Path(CORPUS / "answers").iterdir()} >= {t.id for t in REFACTORS}
