@@ -201,14 +201,22 @@ _command(
     """Fix grammar, spelling and punctuation in FILES without changing meaning or format.
 
     Prose (Markdown, text, reStructuredText) and the comments and docstrings of code;
-    in code, obvious typos too, never behaviour. FILES may be globs, or - for stdin.
+    in code, obvious typos too, never behaviour. Spelling (pyspellchecker) and grammar
+    (Harper) suggestions go into the draft, and the model keeps or rejects each.
+    FILES may be globs, or - for stdin.
     """,
     instruction=False,
     output=OUTPUT,
 )
 _command(
     "refactor",
-    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count".""",
+    """Refactor the code in FILES as INSTRUCTION says: pedit refactor main.py "rename x to count".
+
+    A rename, type hints, f-strings, print to logging and extract function are read from
+    INSTRUCTION: a tool proposes the edit (rope or tree-sitter: the exact rename; flynt:
+    the f-strings), type hints decode under a grammar, and the answer is written only if
+    its check passes (else exit 5; --force writes it). docs/cli.md has the details.
+    """,
     instruction=True,
     output=OUTPUT,
 )
