@@ -218,7 +218,14 @@ class Job:
                 continue
             req = self.request(piece, name, part, drafts[i] if drafts else None)
             whole = spans is None and len(segments) == 1
-            fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
+            try:
+                fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
+            except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
+                if not (self.template.judged and len(segments) > 1):
+                    raise
+                notes.append(f"{part}: kept as it was ({exc.reason})")
+                outs.append(piece)
+                continue
             out = fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece)
             why = self._piece_refused(name, segments, i, out) if len(segments) > 1 else None
             if why:

@@ -1,0 +1,38 @@
+"""fix judges each piece: a piece whose answer is not whole, or that the write guard's fix
+checks refuse, stays as it was, and the other pieces are still fixed (pedit/app/jobs.py).
+On the reference backend (a tiny random model), whatever it answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from pedit.app import guard
+from pedit.app.jobs import EngineOptions, Job
+from pedit.app.templates import BUILTIN
+from pedit.backends import open_backend
+from pedit.engine.sampling import Sampling
+from pedit.events import drain
+
+TEXT = (
+    "Their is many reasons why peoples enjoys reading books in the evening.\n\n"
+    "A good book take you to another world, and it teach you new things every day.\n\n"
+    "Reading also help you to think clearly, and you learns new words from it.\n"
+)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
+    backend = open_backend("reference")
+    job = Job(backend, BUILTIN["fix"], None, EngineOptions(sampling=Sampling(1.0, seed=seed), keep_bias=0.0),
+              chunk_tokens=24)  # fmt: skip
+    pieces = job.pieces(TEXT, "notes.md", "rewrite")
+    assert len(pieces) == 3
+    out = job.rewrite(TEXT, "notes.md", lambda events, _label: drain(events))
+    kept = [n for n in out.notes if "kept as it was" in n]
+    assert len(kept) == len(out.notes)
+    parts = out.text.split("\n\n")
+    assert len(parts) == 3  # the paragraphs are all there, each fixed or as it was
+    for piece, part in zip(pieces, parts, strict=True):
+        assert part.strip() == piece.strip() or guard.fix_reason("notes.md", piece, part + "\n") is None
+    if len(kept) == len(pieces):
+        assert out.text == TEXT  # nothing the checks passed: the file as it was, not refused
