@@ -7,6 +7,7 @@ runs that must change something sample with a fixed seed."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -273,7 +274,8 @@ def test_bad_flags_are_usage_errors(essay):
 def test_stats_line_reports_drafts_and_speedup(essay):
     result = invoke("fix", essay, "--check", *REF, "--speculate", "fixed")
     line = next(x for x in result.stderr.splitlines() if "forward passes" in x)
-    assert "drafts:" in line and "accepted (predicted" in line and "x plain" in line
+    assert "drafts:" in line and "x plain" in line
+    assert re.search(r"\d+ accepted \((?:\w+ \d+(?:, )?)+\)", line) and "predicted" in line  # by drafter
 
 
 def test_on_the_llama_cpp_backend(essay, tiny_gguf):
