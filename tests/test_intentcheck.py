@@ -60,3 +60,15 @@ def test_a_rename_asked_in_the_docstrings_too_leaves_no_old_word_there():
 
 def test_the_corpus_answers_exist_for_every_refactor():
     assert {p.name.split(".")[0] for p in Path(CORPUS / "answers").iterdir()} >= {t.id for t in REFACTORS}
+
+
+def test_an_fstring_that_drops_a_format_spec_is_not_flynts_and_fails():
+    """The report's datetime task: a model wrote `{hh}` for `%02d` and lost the zero."""
+    before = 'def clock(h, m):\n    return "%02d:%02d" % (h, m)\n'
+    intent = parse("use f-strings")
+    tool = fstrings(before)
+    assert tool == 'def clock(h, m):\n    return f"{int(h):02}:{int(m):02}"\n'  # %d's int() kept
+    lost = 'def clock(h, m):\n    return f"{h}:{m}"\n'
+    verdict = check(intent, "m.py", before, lost, tool)
+    assert not verdict.passed and "not the f-string flynt makes" in verdict.reason
+    assert check(intent, "m.py", before, tool, tool).passed

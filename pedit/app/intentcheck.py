@@ -7,8 +7,8 @@ written (the guard, guard.py, then judges whether it is safe to write at all).
              around the new name), the code may not
     hints    hints.annotated: the AST is the file's once annotations are taken away, and
              every parameter and return is annotated
-    fstrings no %-formatting of a string literal and no "...".format() call is left, and
-             only lines that had one change
+    fstrings no %-formatting of a string literal and no "...".format() call is left, only
+             lines that had one change, and a line flynt converted reads as flynt has it
     logging  no print() call is left, and logging is imported
     extract  the new function (the one named, or any function the file did not have) is
              defined and called
@@ -72,6 +72,8 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
     what = {FSTRINGS: ("fstrings", _fstrings), LOGGING: ("logging", _logging), EXTRACT: ("extract", _extract)}
     name, rule = what.get(intent.kind, ("parse", lambda *_: None))
     why = rule(before, after, intent) or undefined(before, after)
+    if why is None and intent.kind == FSTRINGS and exact is not None:
+        why = _as_converted(before, exact, after)
     return Verdict(name, why is None, why or "")
 
 
@@ -224,6 +226,44 @@ def _fstrings(before: str, after: str, _intent: Intent) -> str | None:
         if tag != "equal" and (bad or (tag == "insert" and i1 + 1 not in allowed and i1 not in allowed)):
             return f"it changes line {bad[0] if bad else i1 + 1}, which formats no string"
     return None
+
+
+def _as_converted(before: str, tool: str, after: str) -> str | None:
+    """The answer's f-strings are flynt's: an f-string keeps each format spec (`%02d` ->
+    `{x:02d}`, where a model wrote `{x}` and lost the zero). Token by token, comments and
+    layout aside, when flynt converted every format; else line by line where it did."""
+    if _format_lines(ast.parse(tool))[0] == 0:
+        want, got = _tokens(tool), _tokens(after)
+        for (w, _), (g, line) in zip(want, got, strict=False):
+            if w != g:
+                return f"line {line} is not the f-string flynt makes ({w[:50]!r} where it has {g[:50]!r})"
+        return None if len(want) == len(got) else "its code differs from flynt's conversion"
+    old, conv, new = before.splitlines(), tool.splitlines(), after.splitlines()
+    if not len(old) == len(conv) == len(new):
+        return None
+    for i, (a, b, c) in enumerate(zip(old, conv, new, strict=True)):
+        if a != b and b.split() != c.split():
+            return f"line {i + 1} is not the f-string flynt makes of it ({b.strip()[:60]!r})"
+    return None
+
+
+def _tokens(text: str) -> list[tuple[str, int]]:
+    skip = {
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.COMMENT,
+        tokenize.ENDMARKER,
+    }
+    try:
+        return [
+            (t.string, t.start[0])
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in skip
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
 
 
 def _logging(_before: str, after: str, _intent: Intent) -> str | None:

@@ -15,9 +15,10 @@
                 code the rename does not), or fails again: the exact rename itself is the
                 answer (the tool's edit, which the check passes by construction; a second
                 run would stray the same way: measured on fnmatch.py, where β 4 renamed
-                `pat_str` as β 1.5 did); f-strings likewise: a second try at β_retry, then
-                flynt's own conversion if it passes the check; anything else is refused
-                with the check's reason (RefusedError, exit 5; --force writes it)
+                `pat_str` as β 1.5 did); f-strings likewise: flynt's own conversion if it
+                passes the check (a second run at β_retry failed as the first on all three
+                f-string tasks of the report); anything else is refused with the check's
+                reason (RefusedError, exit 5; --force writes it)
 
 The keep-bias and the grammar are the engine's (lossless: plain decoding of the same
 biased, masked distribution); this module only chooses them and reads the verdict.
@@ -144,8 +145,8 @@ def run(job, text: str, name: str, render):
         verdict = check(found, name, text, outcome.text, tool)
         if verdict.passed:
             return done(outcome, verdict, attempt)
-        if found.kind == RENAME and tool is not None and not missed(name, text, tool, outcome.text):
-            break  # it strayed from the rename: the retry would stray the same way
+        if tool is not None and not (found.kind == RENAME and missed(name, text, tool, outcome.text)):
+            break  # it strayed from the tool's edit: the retry would stray the same way
     if tool is not None and job.options.retry:  # the model's answers failed: the tool's own edit
         own = check(found, name, text, tool, tool)
         if own.passed:
