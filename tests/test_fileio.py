@@ -20,7 +20,9 @@ from pedit.cli.app import app
 from pedit.errors import UsageError
 
 REF = ("-b", "reference")
-CHANGE = ("--temperature", "1", "--seed", "3", "--keep-bias", "0")  # fix's own bias keeps this text
+# fix's own bias keeps this text; this seed changes it, with a whole answer the write guard
+# passes, under every file name and layout these tests use
+CHANGE = ("--temperature", "1", "--seed", "69", "--keep-bias", "0")
 TEXT = "Their is many reasons why peoples enjoys reading.\nA good book take you far, café.\n"
 
 

@@ -33,7 +33,7 @@ Render = Callable[[Iterator[Event], str], Finished]
 SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # keyword-only: a new field cannot shift the others
 class EngineOptions:
     max_tokens: int | None = None
     sampling: Sampling = field(default_factory=Sampling)

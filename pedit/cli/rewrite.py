@@ -126,9 +126,10 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
 
             cost = calibration.measure_cost(backend, measure_fn=measuring)
         options = EngineOptions(
-            inv.max_tokens, inv.sampling, speculate, inv.drafters, settings.get("draft_max"), cost,
-            settings.get("keep_bias"), settings.get("spelling"), inv.constraint, inv.json_grammar,
-            inv.coalesce,
+            max_tokens=inv.max_tokens, sampling=inv.sampling, speculate=speculate, drafters=inv.drafters,
+            draft_max=settings.get("draft_max"), cost=cost, keep_bias=settings.get("keep_bias"),
+            spelling=settings.get("spelling"), constraint=inv.constraint, json_auto=inv.json_grammar,
+            coalesce=inv.coalesce,
         )  # fmt: skip
         job = Job(
             backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")

@@ -67,7 +67,10 @@ def tui_command(
         settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate, remote
     )
     engine = EngineOptions(
-        None, chosen, speculate, draft_max=settings.get("draft_max"), keep_bias=settings.get("keep_bias")
+        sampling=chosen,
+        speculate=speculate,
+        draft_max=settings.get("draft_max"),
+        keep_bias=settings.get("keep_bias"),
     )
     app = PeditApp(
         file, load=load, model=settings.get("model"), options=engine, system=system, force=force

@@ -87,7 +87,7 @@ class Rewriter:
         c, s = self.config, self.settings
         sampling = Sampling(temperature=c.temperature, seed=c.seed)
         options = EngineOptions(
-            None, sampling, s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
+            sampling=sampling, speculate=s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
             keep_bias=s.get("keep_bias"), spelling=s.get("spelling"),
         )  # fmt: skip
         template = templates(s.templates)[rule.command]
