@@ -212,6 +212,9 @@ class Job:
             segments = span_segments(text, spans)
         drafts = _cut_like(draft, [p for p, _ in segments]) if draft is not None else None
         outs, stats, notes = [], [], []
+        # a template's pieces of a file cut in runs are judged one by one (the hook's changed
+        # blocks are not: it reports a block it could not fix, hook/run.py)
+        judged = self.template.judged and spans is None and len(segments) > 1
         for i, (piece, part) in enumerate(segments):
             if part is None:  # between two spans: kept
                 outs.append(piece)
@@ -221,13 +224,13 @@ class Job:
             try:
                 fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
             except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
-                if not (self.template.judged and len(segments) > 1):
+                if not judged:
                     raise
                 notes.append(f"{part}: kept as it was ({exc.reason})")
                 outs.append(piece)
                 continue
             out = fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece)
-            why = self._piece_refused(name, segments, i, out) if len(segments) > 1 else None
+            why = self._piece_refused(name, segments, i, out) if judged else None
             if why:
                 notes.append(f"{part}: kept as it was ({why})")
                 out = piece

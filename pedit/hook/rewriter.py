@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from .. import models
 from ..app.chunking import blocks
@@ -90,7 +91,9 @@ class Rewriter:
             sampling=sampling, speculate=s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
             keep_bias=s.get("keep_bias"), spelling=s.get("spelling"),
         )  # fmt: skip
-        template = templates(s.templates)[rule.command]
+        # the hook judges a file whole and reports a run it could not use ("not fixed"), so
+        # its pieces are not kept one by one as the CLI's are (jobs.Job.plain_rewrite)
+        template = replace(templates(s.templates)[rule.command], judged=False)
         job = Job(
             backend, template, rule.instruction, options, rule.system, chunk_tokens=s.get("chunk_tokens")
         )
