@@ -9,7 +9,9 @@ written (the guard, guard.py, then judges whether it is safe to write at all).
              every parameter and return is annotated
     fstrings no %-formatting of a string literal and no "...".format() call is left, only
              lines that had one change, and a line flynt converted reads as flynt has it
-    logging  no print() call is left, and logging is imported
+    logging  no print() call is left, logging is imported, every logging call has a
+             message whose placeholders take its arguments, only lines with a print()
+             call change, and a line added is an import, the logger, or blank
     extract  the new function (the one named, or any function the file did not have) is
              defined and called
     other    a Python file still parses (the guard's parse check, said here too so the
@@ -266,7 +268,7 @@ def _tokens(text: str) -> list[tuple[str, int]]:
         return []
 
 
-def _logging(_before: str, after: str, _intent: Intent) -> str | None:
+def _logging(before: str, after: str, _intent: Intent) -> str | None:
     tree = ast.parse(after)
     prints = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) == "print"]
     if prints:
@@ -276,6 +278,64 @@ def _logging(_before: str, after: str, _intent: Intent) -> str | None:
         a.name == "logging" for n in imports if isinstance(n, ast.Import) for a in n.names
     ) and not any(n.module == "logging" for n in imports if isinstance(n, ast.ImportFrom)):
         return "it does not import logging"
+    return _bad_log_call(tree) or _only_prints(before, after)
+
+
+_LEVELS = {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+_PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
+
+
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}" + ("" if k == 1 else "s")
+
+
+def _bad_log_call(tree: ast.Module) -> str | None:
+    """A logging call that fails when it logs: no message (`logger.info()` raises
+    TypeError), or arguments its format does not take (logging prints a traceback)."""
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _LEVELS):
+            continue
+        if n.func.attr == "log":
+            continue  # the level comes first: not read here
+        if not n.args and not any(k.arg == "msg" for k in n.keywords):
+            return f"line {n.lineno} logs no message ({ast.unparse(n.func)}() raises TypeError)"
+        first, extra = n.args[0] if n.args else None, len(n.args) - 1
+        if extra <= 0 or any(isinstance(a, ast.Starred) for a in n.args):
+            continue
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            wanted = sum(1 for m in _PLACEHOLDER.finditer(first.value) if m.group(1) != "%")
+            if wanted != extra:
+                given, takes = _n(extra, "argument"), _n(wanted, "placeholder")
+                return f"line {n.lineno} passes {given} to a message with {takes}"
+        elif not isinstance(first, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
+            return f"line {n.lineno} passes arguments to a message that is not a format string"
+    return None
+
+
+_ADDED = re.compile(r"\s*$|(?:import|from)\s|[A-Za-z_]\w*\s*=\s*logging\.getLogger\(")
+
+
+def _only_prints(before: str, after: str) -> str | None:
+    """Only lines with a print() call change; a line added is an import, the logger, or
+    blank (the report's scope check for a logging task, in the loop)."""
+    printed = {
+        line
+        for n in ast.walk(ast.parse(before))
+        if isinstance(n, ast.Call) and _called(n) == "print"
+        for line in range(n.lineno, n.end_lineno + 1)
+    }
+    old, new = before.splitlines(), after.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for i in range(i1, i2):
+            if i + 1 not in printed:
+                return f"it changes line {i + 1}, which has no print() call"
+        if tag == "insert" or i2 - i1 < j2 - j1:
+            added = [x for x in new[j1:j2] if tag == "insert" or not re.search("print|log", x)]
+            for x in added:
+                if not _ADDED.match(x):
+                    return f"it adds a line that is not an import or the logger: {x.strip()!r}"
     return None
 
 

@@ -7,7 +7,9 @@
                hints:  an edit grammar (hints.py): the file forced, an annotation slot at
                every parameter and return: the model chooses only the types
                fstrings: flynt's conversion as the draft, β_tool towards it
-               logging, extract, other: no tool; the check alone
+               logging: every print() as a logger call (printlog.py) as the draft,
+               β_tool towards it
+               extract, other: no tool; the check alone
     answer   = the model's rewrite under that draft, bias and grammar (app/jobs.py)
     verdict  = intentcheck.check(intent, answer)
     failed   -> a rename that left an old name (intentcheck.missed): one more try with
@@ -15,7 +17,8 @@
                 code the rename does not), or fails again: the exact rename itself is the
                 answer (the tool's edit, which the check passes by construction; a second
                 run would stray the same way: measured on fnmatch.py, where β 4 renamed
-                `pat_str` as β 1.5 did); f-strings likewise: flynt's own conversion if it
+                `pat_str` as β 1.5 did); f-strings and logging likewise: the tool's own
+                conversion if it
                 passes the check (a second run at β_retry failed as the first on all three
                 f-string tasks of the report); anything else is refused with the check's
                 reason (RefusedError, exit 5; --force writes it)
@@ -33,9 +36,10 @@ from pathlib import PurePath
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
 from . import intent as intents
-from .intent import FSTRINGS, HINTS, RENAME, Intent
+from .intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
 from .intentcheck import Verdict, check, missed
 from .outcome import Outcome
+from .printlog import to_logging
 from .rename import RenameError, rename, supported
 
 TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (issue 26's prototype: 3/7 -> 4/7)
@@ -77,7 +81,9 @@ def precheck(instruction: str | None, text: str, filename: str) -> None:
             rename(text, filename, found.renames, within=found.within)
 
 
-def proposal(found: Intent, text: str, filename: str) -> tuple[str | None, Constraint | None]:
+def proposal(
+    found: Intent, text: str, filename: str, instruction: str | None = ""
+) -> tuple[str | None, Constraint | None]:
     """(the tool's draft, the edit grammar) for this intent and file."""
     python = PurePath(filename).suffix.lower() in (".py", ".pyi")
     if found.kind == RENAME and supported(filename):
@@ -95,6 +101,8 @@ def proposal(found: Intent, text: str, filename: str) -> tuple[str | None, Const
             return None, None
     if found.kind == FSTRINGS and python:
         return fstrings(text), None
+    if found.kind == LOGGING and python:
+        return to_logging(text, instruction), None
     return None, None
 
 
@@ -114,7 +122,7 @@ def fstrings(text: str) -> str | None:
 def run(job, text: str, name: str, render):
     """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
     found = read(job.instruction, job)
-    tool, grammar = proposal(found, text, name)
+    tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
     if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
@@ -159,4 +167,4 @@ def run(job, text: str, name: str, render):
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)
 
 
-_TOOLS = {RENAME: "the exact rename", FSTRINGS: "flynt"}
+_TOOLS = {RENAME: "the exact rename", FSTRINGS: "flynt", LOGGING: "the print-to-logging rewrite"}

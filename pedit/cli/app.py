@@ -214,8 +214,9 @@ _command(
 
     A rename, type hints, f-strings, print to logging and extract function are read from
     INSTRUCTION: a tool proposes the edit (rope or tree-sitter: the exact rename; flynt:
-    the f-strings), type hints decode under a grammar, and the answer is written only if
-    its check passes (else exit 5; --force writes it). docs/cli.md has the details.
+    the f-strings; every print() as a logger call), type hints decode under a grammar,
+    and the answer is written only if its check passes (else exit 5; --force writes it).
+    docs/cli.md has the details.
     """,
     instruction=True,
     output=OUTPUT,

@@ -63,10 +63,12 @@ def templates_command(
             console.print(note, highlight=False)
         if t.intents:
             console.print(
-                "  intent:      the instruction read as a rename, type hints or other; a rename drafts with"
-                " the exact rename (rope, tree-sitter), type hints decode under a grammar with a slot per"
-                " parameter and return, and the answer is written only if its check passes"
-                " (else one retry, then exit 5; --force writes it)",
+                "  intent:      the instruction read as a rename, type hints, f-strings, print to logging,"
+                " extract function or other; a rename drafts with the exact rename (rope, tree-sitter),"
+                " f-strings with flynt's conversion, logging with every print() as a logger call, type"
+                " hints decode under a grammar with a slot per parameter and return, and the answer is"
+                " written only if its check passes (else a retry or the tool's own edit, then exit 5;"
+                " --force writes it)",
                 highlight=False,
             )
         if t.judged:
