@@ -9,21 +9,24 @@ every run it made.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from ..backends import Backend, count_tokens
+from ..engine import likelihood
 from ..engine.costmodel import CostModel
 from ..engine.edit import DRAFTERS, edit_events
 from ..engine.grammar import Constraint, GrammarError
+from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
 from ..events import Event, Finished
 from ..request import EditRequest
-from . import grammarcheck, guard
+from . import confusables, grammarcheck, guard
 from .chunking import chunks
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
@@ -48,6 +51,9 @@ class EngineOptions:
     # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
     # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
     harper: bool = True
+    # with the spelling suggestions, the confusion sets' swaps the model scores likelier
+    # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
+    confusables: bool = True
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True
@@ -121,7 +127,37 @@ class Job:
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
-    def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
+    def scored(self, req: EditRequest) -> tuple[EditRequest, Sequence[int], Scored | None]:
+        """fix's third tool (confusables.py): each confusion-set swap in the text is scored
+        by the model (engine/likelihood.py), and those it finds likelier by THRESHOLD go
+        into the draft beside Harper's and the spelling's. Returns the request with that
+        draft, the prompt tokens the cache holds after the scoring (the rewrite reuses
+        them), and the scores (None when nothing was scored)."""
+        if not (self.spelling and self.options.confusables and self.keep_bias > 0):
+            return req, (), None
+        if not self.backend.capabilities.logits:
+            return req, (), None
+        swaps = confusables.candidates(req.text, req.filename)
+        if not swaps:
+            return req, (), None
+        base = build_prompt(self.backend, req).tokens
+        variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
+                    for w in swaps]  # fmt: skip
+        got = likelihood.score(self.backend, base, variants)
+        best: dict[int, tuple[float, confusables.Swap]] = {}
+        for w, d in zip(swaps, got.deltas, strict=True):
+            if d is not None and d > confusables.THRESHOLD and d > best.get(w.start, (-1.0, w))[0]:
+                best[w.start] = (d, w)
+        if best:
+            text = confusables.apply(req.text, [w for _, w in best.values()])
+            kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
+            draft = grammarcheck.draft(text, req.filename, kinds=kinds)
+            req = replace(req, draft=None if draft == req.text else draft)
+        return req, base[: got.held], got
+
+    def _events(
+        self, req: EditRequest, kind: str, whole: bool = True, reuse: Sequence[int] = ()
+    ) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
         SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
         applies to an answer about the whole file only."""
@@ -134,6 +170,7 @@ class Job:
                 self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
                 keep_bias=self.keep_bias, suggest_bias=self.suggest_bias, constraint=c, coalesce=o.coalesce,
+                reuse=reuse,
             )  # fmt: skip
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None
@@ -168,13 +205,24 @@ class Job:
         return chunks(text, count, budget)
 
     def run_one(
-        self, req: EditRequest, kind: str, render: Render, label: str, whole: bool = True
+        self, req: EditRequest, kind: str, render: Render, label: str, whole: bool = True, score: bool = False
     ) -> Finished:
-        """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py)."""
+        """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py).
+        `score` (a rewrite drafted by the job's own suggestions, not a tool's): the
+        confusion-set swaps are scored first (`scored`; the scoring's reading of the
+        prompt, and its time and passes, count as the run's prefill)."""
+        reuse, got, t0 = (), None, time.perf_counter()
+        if score and kind == "rewrite":
+            req, reuse, got = self.scored(req)
+        scoring = time.perf_counter() - t0
         try:
-            fin = render(self._events(req, kind, whole), label)
+            fin = render(self._events(req, kind, whole, reuse), label)
         except GrammarError as exc:  # found while decoding: no token satisfies it
             raise UsageError(f"{req.filename}: {exc}") from None
+        if got is not None:
+            st = fin.stats
+            passes, prefill = st.forward_passes + got.passes, st.prefill_seconds + scoring
+            fin = replace(fin, stats=replace(st, prefill_seconds=prefill, forward_passes=passes))
         if kind == "rewrite":
             incomplete(req.filename, req.text, fin, self.force)
             if self.template.name == "fix":
@@ -222,7 +270,7 @@ class Job:
             req = self.request(piece, name, part, drafts[i] if drafts else None)
             whole = spans is None and len(segments) == 1
             try:
-                fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole)
+                fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole, drafts is None)
             except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
                 if not judged:
                     raise

@@ -3,10 +3,11 @@
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
-beside them (`noharper`), how a refactor runs (`notools`: the model alone, no intent,
-tool draft, edit grammar or check; `noretry`: one try, refused if its check fails), or
-how the file is cut into runs (`whole`: as few runs as the context allows, where `fix`
-otherwise goes a paragraph at a time). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`), how
+a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
+`noretry`: one try, refused if its check fails), or how the file is cut into runs
+(`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
+time). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """
@@ -27,6 +28,7 @@ class Variant:
     chunk_tokens: int | None = None  # runs of about this many file tokens; None: the command's, 0: whole
     suggest_bias: float | None = None  # β on a tool's suggestions in the draft; None: the command's
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
+    confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
 
@@ -53,6 +55,7 @@ VARIANTS: dict[str, Variant] = {
     "nospell": Variant(spelling=False),
     "whole": Variant(chunk_tokens=0),
     "noharper": Variant(harper=False),
+    "noconfusables": Variant(confusables=False),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
 }

@@ -266,8 +266,8 @@ def markdown(data: dict, chart: str | None) -> str:
     levers = _levers(runs, configs)
     if levers:
         lines += ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
-                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper` "
-                  "and `whole` change nothing in a refactor, so where one of "
+                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper`, "
+                  "`noconfusables` and `whole` change nothing in a refactor, so where one of "
                   "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
                   "each run measured its own cost model, drafted and "
                   "batched differently, and llama.cpp's batched float numerics flipped a near-tie "
@@ -346,17 +346,18 @@ _HOW = """## How it is scored
   model measured once per configuration), mean over the scored files. `+plain` is the same
   model without speculation: its outputs must be the same (the lossless check), only slower.
 - Variants: `+plain` no speculation; `+kbB` a keep-bias of B on the file's own next token
-  (`--keep-bias B`: B > 0 changes less, B < 0 dares more; `fix` runs with 1.5, the others
-  with 0, or 1.5 towards a tool's draft); `+sbB` a β of B on the tokens a tool changed in
-  the draft (a suggestion), the keep-bias elsewhere; `+nospell` no spelling or grammar
-  suggestions in `fix`'s draft (`--no-spelling`); `+noharper` the spelling suggestions
-  only, without Harper's grammar suggestions; `+notools` a refactor by the model alone, as
-  before issue 26 (no intent read, no exact rename in the draft, no edit grammar, no check);
-  `+noretry` one try, refused when its check fails (no second run, no exact rename
-  written in its place); `+whole`
-  the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or
-  so (96 tokens) at a time. Variants run in a separate group are timed in another
-  process: compare their seconds with care.
+  (`--keep-bias B`: B > 0 changes less, B < 0 dares more; `fix` runs with 1.5, the
+  others with 0, or 1.5 towards a tool's draft); `+sbB` a β of B on the tokens a tool
+  changed in the draft (a suggestion), the keep-bias elsewhere; `+nospell` no spelling
+  or grammar suggestions in `fix`'s draft (`--no-spelling`); `+noharper` the spelling
+  suggestions only, without Harper's grammar suggestions; `+noconfusables` without the
+  confusion-set swaps the model scored likelier ("their" -> "there", "was" -> "were");
+  `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
+  rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
+  check fails (no second run, no exact rename written in its place); `+whole` the file
+  in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
+  tokens) at a time. Variants run in a separate group are timed in another process:
+  compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
   every unknown word of the prose (`pedit/app/spelling.py`)."""
 

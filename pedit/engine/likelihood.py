@@ -1,0 +1,118 @@
+"""Which reading does the model find likelier? A tool's candidate edits, scored by the model.
+
+A tool proposes variants of a prompt (`fix`: a word swapped for one it is often confused
+with, "their" -> "there"); the model reads the prompt once and says, for each variant, how
+much likelier it finds it than the prompt as it is:
+
+    Δ(v) = Σ_{t ∈ W} log p(v_t | v_<t) − Σ_{t ∈ W₀} log p(b_t | b_<t)
+
+W is where v differs from the base b plus the K tokens after (the same tokens in both: the
+words that follow, which "they was filled" or "too dark" make unlikely), W₀ the same span
+of b. Δ > 0: the model prefers the variant; a confusion set's wrong word costs it several
+nats, a right one's alternative several the other way (scripts/confusables.py).
+
+Cost: the base is read once, with the log-probabilities of every position from the first
+variant's on, in slices (SLICE rows of logits at a time, not the prompt's length). That read
+is the prompt's own prefill: the cache keeps it for the rewrite (`held` tokens of it). A
+variant whose first different token is far less likely than the base's (by more than
+`PREFILTER` nats: no word after it can make up for that, in the measured cases) is not read
+at all; the others cost their window (about K + 3 tokens) and put the cache back at the
+position they started from (the base between two of them is read again), so the rewrite
+reads the base again from the last of them.
+
+Only the backend's logits and its cache are used (eval, truncate): a backend that gives no
+logits cannot score (the caller does not ask).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+WINDOW = 10  # K: tokens after a change that are scored with it
+PREFILTER = 4.0  # nats: a variant whose first token is this much less likely is not read
+SLICE = 64  # rows of logits at a time while reading the base
+
+
+@dataclass(frozen=True)
+class Scored:
+    deltas: list[float | None]  # per variant: Δ, or None (filtered out, or not a variant)
+    held: int  # the cache holds base[:held] afterwards: the rewrite reuses it
+    read: int  # tokens evaluated, the variants' windows included (a test counts them)
+    passes: int  # backend eval calls
+
+
+def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
+    """log softmax(logits[i])[tokens[i]] for each row i."""
+    top = logits.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
+    return logits[np.arange(len(tokens)), np.asarray(tokens)] - lse
+
+
+def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
+    """(p, q_base, q_variant): base[:p] == variant[:p], base[q_base:] == variant[q_variant:]."""
+    n = min(len(base), len(variant))
+    p = 0
+    while p < n and base[p] == variant[p]:
+        p += 1
+    s = 0
+    while s < n - p and base[-1 - s] == variant[-1 - s]:
+        s += 1
+    return p, len(base) - s, len(variant) - s
+
+
+def score(backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int = WINDOW) -> Scored:
+    """Δ of each variant against `base` (module docstring); the cache starts empty of
+    anything else (truncated to 0) and ends holding base[:held]."""
+    spans = [_span(base, v) for v in variants]
+    live = [i for i, (p, qb, qv) in enumerate(spans) if p > 0 and (qb > p or qv > p)]
+    deltas: list[float | None] = [None] * len(variants)
+    backend.truncate(0)
+    if not live:
+        return Scored(deltas, 0, 0, 0)
+    first = min(spans[i][0] for i in live)
+    read, passes = first - 1, 0
+    if first > 1:
+        backend.eval(base[: first - 1])
+        passes += 1
+    # the base's log-probability of each of its tokens from `first` on, and of each live
+    # variant's first different token at the same position
+    lp = np.zeros(len(base))
+    asked: dict[int, list[tuple[int, int]]] = {}  # position -> [(variant, its token there)]
+    for i in live:
+        p = spans[i][0]
+        if p < len(variants[i]):
+            asked.setdefault(p, []).append((i, variants[i][p]))
+    first_lp: dict[int, float] = {}
+    for start in range(first - 1, len(base), SLICE):
+        chunk = base[start : start + SLICE]
+        logits = backend.eval(chunk, n_logits=len(chunk))
+        read, passes = read + len(chunk), passes + 1
+        rows = range(len(chunk) - (1 if start + len(chunk) == len(base) else 0))
+        nxt = [base[start + r + 1] for r in rows]
+        lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
+        for r in rows:
+            for i, tok in asked.get(start + r + 1, ()):
+                row = logits[r : r + 1]
+                first_lp[i] = float(_logprobs(row, [tok])[0])
+    held = len(base)
+    for i in sorted(live, key=lambda i: spans[i][0]):
+        p, qb, qv = spans[i]
+        if p >= len(variants[i]) or first_lp.get(i, -np.inf) < lp[p] - PREFILTER:
+            continue
+        k = min(window, len(base) - qb)
+        if held > p - 1:
+            backend.truncate(p - 1)
+        elif held < p - 1:  # an earlier variant's window left the cache shorter: read the gap
+            backend.eval(base[held : p - 1])
+            read, passes = read + p - 1 - held, passes + 1
+        held = p - 1
+        seg = list(variants[i][p - 1 : qv + k])
+        logits = backend.eval(seg, n_logits=len(seg))
+        read, passes = read + len(seg), passes + 1
+        alt = float(_logprobs(logits[:-1], seg[1:]).sum())
+        deltas[i] = alt - float(lp[p : qb + k].sum())
+        backend.truncate(p - 1)
+    return Scored(deltas, held, read, passes)

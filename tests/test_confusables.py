@@ -1,0 +1,103 @@
+"""fix's confusion sets (pedit/app/confusables.py): which words are candidates, and the
+model's scored swaps in the draft. On the reference backend the rewrite that scores them
+(and reuses the scoring's reading of the prompt) writes exactly what plain decoding of the
+same request, draft and biases writes, greedy and seeded."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pedit.app import confusables, grammarcheck
+from pedit.app.confusables import Swap, apply, candidates
+from pedit.app.jobs import EngineOptions, Job
+from pedit.app.templates import BUILTIN
+from pedit.backends import open_backend
+from pedit.engine.costmodel import CostModel
+from pedit.engine.edit import edit_events
+from pedit.engine.sampling import Sampling
+from pedit.events import drain
+
+FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
+
+
+def test_every_member_of_a_set_in_the_prose_is_a_candidate_once_per_other_member():
+    text = "Their cat was to big.\n\n```\nto = their\n```\n\nIT'S `its` fine, its fine.\n"
+    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md")]
+    assert got == [("Their", "There"), ("Their", "They're"), ("was", "were"), ("to", "too"), ("its", "it's")]
+
+
+def test_a_swap_keeps_the_rest_and_one_word_takes_one_swap():
+    text = "I lived their two years."
+    a = Swap(8, 13, "their", "there")
+    b = Swap(8, 13, "their", "they're")
+    assert apply(text, [a, b]) == "I lived there two years."
+    assert apply(text, []) == text
+
+
+@pytest.fixture(scope="module")
+def reference():
+    b = open_backend("reference")
+    yield b
+    b.close()
+
+
+TEXTS = [
+    "I lived their two years, and it was to dark to see.\n",
+    "They was filled with cupboards; its highly configurable.\n\nWe where here then.\n",
+]
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    text=st.sampled_from(TEXTS),
+    sampling=st.one_of(
+        st.just(Sampling()), st.builds(Sampling, temperature=st.just(1.0), seed=st.integers(0, 99))
+    ),
+    threshold=st.sampled_from([-50.0, 0.0, 3.0]),
+)
+def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, text, sampling, threshold):
+    """The scoring only chooses the draft, and its reading of the prompt only saves the
+    rewrite's prefill: the answer is plain decoding's (speculation off, an empty cache) of
+    the request with that draft, under the same keep-bias and suggestion bias."""
+    job = Job(reference, BUILTIN["fix"], None, EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80))
+    old = confusables.THRESHOLD
+    confusables.THRESHOLD = threshold
+    try:
+        req = job.request(text, "a.md")
+        scored, reuse, got = job.scored(req)
+        out = drain(job._events(scored, "rewrite", True, reuse))  # the run as run_one makes it
+    finally:
+        confusables.THRESHOLD = old
+    assert got is not None and len(reuse) == got.held > 0
+    if threshold < -20:  # every scored swap goes in: the draft differs from the file's own
+        assert scored.draft not in (None, req.draft)
+    reference.truncate(0)
+    plain = drain(edit_events(
+        reference, scored, speculate="off", sampling=sampling, keep_bias=job.keep_bias,
+        suggest_bias=job.suggest_bias, max_tokens=80,
+    ))  # fmt: skip
+    assert (out.tokens, out.text) == (plain.tokens, plain.text)
+    assert out.stats.prompt_tokens == plain.stats.prompt_tokens
+
+
+def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypatch):
+    monkeypatch.setattr(confusables, "THRESHOLD", -1e9)  # every swap the model reads goes in
+    monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))
+    job = Job(reference, BUILTIN["fix"], None, EngineOptions())
+    text = "I lived their, it was recieved.\n"
+    req = job.request(text, "a.md")
+    scored, _, got = job.scored(req)
+    assert got.deltas and None not in got.deltas
+    best = {}
+    for w, d in zip(candidates(text, "a.md"), got.deltas, strict=True):
+        if d > best.get(w.start, (-1e18, w))[0]:
+            best[w.start] = (d, w)
+    assert scored.draft == grammarcheck.draft(apply(text, [w for _, w in best.values()]), "a.md")
+    off = Job(reference, BUILTIN["fix"], None, EngineOptions(confusables=False))
+    assert off.scored(req) == (req, (), None)
+    assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[2] is None
+    assert replace(job, options=EngineOptions(keep_bias=0.0)).scored(req)[2] is None

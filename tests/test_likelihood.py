@@ -1,0 +1,89 @@
+"""The model's score of a tool's candidate edits (pedit/engine/likelihood.py), on the
+reference backend (logits depend only on the prefix): each Δ is the windowed difference of
+log-probabilities a fresh reading of base and variant gives, the prefilter skips only what
+it says, the cache is left holding what `held` says, and the reading costs what `read` says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pedit.backends import open_backend
+from pedit.engine import likelihood
+from pedit.engine.likelihood import PREFILTER, WINDOW, score
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = open_backend("reference")
+    yield b
+    b.close()
+
+
+def fresh_logprobs(backend, tokens) -> np.ndarray:
+    """log p(tokens[i] | tokens[:i]) for i >= 1, read from an empty cache."""
+    backend.truncate(0)
+    logits = backend.eval(tokens, n_logits=len(tokens)).copy()
+    return np.concatenate([[0.0], likelihood._logprobs(logits[:-1], tokens[1:])])
+
+
+WORDS = ["their", "there", "to", "too", "was", "were", "the", "cat", "sat", "on", "mat", "and", "it", "is"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=4, max_size=30),
+    swaps=st.lists(st.tuples(st.integers(0, 29), st.sampled_from(WORDS)), min_size=1, max_size=6),
+)
+def test_each_delta_is_the_windowed_difference_of_fresh_readings(backend, words, swaps):
+    text = " ".join(words) + "."
+    base = backend.tokenize("Fix it:\n" + text)
+    variants = []
+    for i, w in swaps:
+        changed = list(words)
+        changed[i % len(words)] = w
+        variants.append(backend.tokenize("Fix it:\n" + " ".join(changed) + "."))
+    got = score(backend, base, variants)
+    lb = fresh_logprobs(backend, base)
+    for v, delta in zip(variants, got.deltas, strict=True):
+        p, qb, qv = likelihood._span(base, v)
+        if p == len(base) == len(v) or (qb <= p and qv <= p):
+            assert delta is None  # no change
+            continue
+        lv = fresh_logprobs(backend, v)
+        k = min(WINDOW, len(base) - qb)
+        if delta is None:  # skipped: its first different token is far less likely
+            assert lv[p] < lb[p] - PREFILTER
+            continue
+        assert delta == pytest.approx(lv[p : qv + k].sum() - lb[p : qb + k].sum(), abs=1e-3)
+
+
+def test_the_cache_holds_what_it_says_and_the_reading_costs_what_it_says(backend, monkeypatch):
+    monkeypatch.setattr(likelihood, "PREFILTER", float("inf"))  # every variant read
+    base = backend.tokenize("Fix it:\nI lived their two years and it was to dark.")
+    variants = [
+        backend.tokenize("Fix it:\nI lived there two years and it was to dark."),
+        backend.tokenize("Fix it:\nI lived their two years and it was too dark."),
+    ]
+    got = score(backend, base, variants)
+    assert None not in got.deltas
+    assert backend.n_past == got.held <= len(base)
+    # what the cache holds is the base's prefix: the next token's logits are a fresh reading's
+    rest = backend.eval(base[got.held :], n_logits=1)[0].copy()
+    backend.truncate(0)
+    assert np.array_equal(rest, backend.eval(base, n_logits=1)[0])
+    spans = [likelihood._span(base, v) for v in variants]
+    scored = [s for s, d in zip(spans, got.deltas, strict=True) if d is not None]
+    windows = sum(qv + min(WINDOW, len(base) - qb) - (p - 1) for p, qb, qv in scored)
+    gaps = sum(b[0] - a[0] for a, b in zip(scored, scored[1:], strict=False))  # the base between two, again
+    assert got.read == len(base) + windows + gaps
+    assert got.held == (scored[-1][0] - 1 if scored else len(base))
+    assert min(p for p, _, _ in spans) > 1
+
+
+def test_nothing_to_score_reads_nothing(backend):
+    base = backend.tokenize("Fix it:\nAll fine.")
+    got = score(backend, base, [list(base)])
+    assert (got.deltas, got.read, got.passes) == ([None], 0, 0)
