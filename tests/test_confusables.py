@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedit.app import confusables, grammarcheck
-from pedit.app.confusables import Swap, apply, candidates
+from pedit.app.confusables import Swap, apply, candidates, chosen
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
@@ -26,8 +26,10 @@ FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 
 def test_every_member_of_a_set_in_the_prose_is_a_candidate_once_per_other_member():
     text = "Their cat was to big.\n\n```\nto = their\n```\n\nIT'S `its` fine, its fine.\n"
-    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md")]
+    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", number=False)]
     assert got == [("Their", "There"), ("Their", "They're"), ("was", "were"), ("to", "too"), ("its", "it's")]
+    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", number=True)]
+    assert [x for x in number if x not in got] == [("cat", "cats"), ("fine", "fines"), ("fine", "fines")]
 
 
 def test_a_swap_keeps_the_rest_and_one_word_takes_one_swap():
@@ -36,6 +38,24 @@ def test_a_swap_keeps_the_rest_and_one_word_takes_one_swap():
     b = Swap(8, 13, "their", "they're")
     assert apply(text, [a, b]) == "I lived there two years."
     assert apply(text, []) == text
+
+
+def test_the_likeliest_swap_of_a_word_and_of_two_close_number_swaps():
+    text = "the streets takes you there, and they was to far"
+    swaps = candidates(text, "a.md")
+    found = {(w.word, w.replacement): w for w in swaps}
+    assert found[("streets", "street")].kind == found[("takes", "take")].kind == "number"
+    assert found[("to", "too")].kind == "set"
+    deltas = {("streets", "street"): 5.7, ("takes", "take"): 7.2, ("there", "their"): 4.0,
+              ("there", "they're"): 9.0, ("was", "were"): 8.0, ("to", "too"): 6.0}  # fmt: skip
+    taken = chosen(text, swaps, [deltas.get((w.word, w.replacement)) for w in swaps])
+    # "take" over "street" (two close number swaps: one agreement), "they're" over "their"
+    # (one word), "were" and "too" both (close, but confusion-set swaps)
+    assert [(w.word, w.replacement) for w in taken] == [
+        ("takes", "take"), ("there", "they're"), ("was", "were"), ("to", "too"),
+    ]  # fmt: skip
+    below = chosen(text, swaps, [2.9 if w.word == "to" else None for w in swaps])
+    assert below == []  # THRESHOLD: 3 nats
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +112,8 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     req = job.request(text, "a.md")
     scored, _, got = job.scored(req)
     assert got.deltas and None not in got.deltas
-    best = {}
-    for w, d in zip(candidates(text, "a.md"), got.deltas, strict=True):
-        if d > best.get(w.start, (-1e18, w))[0]:
-            best[w.start] = (d, w)
-    assert scored.draft == grammarcheck.draft(apply(text, [w for _, w in best.values()]), "a.md")
+    taken = chosen(text, candidates(text, "a.md"), got.deltas)
+    assert taken and scored.draft == grammarcheck.draft(apply(text, taken), "a.md")
     off = Job(reference, BUILTIN["fix"], None, EngineOptions(confusables=False))
     assert off.scored(req) == (req, (), None)
     assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[2] is None

@@ -124,3 +124,15 @@ def test_the_default_fix_of_a_short_paragraph_with_dense_errors_is_written(tmp_p
     result = pedit("fix", str(path), "-y", cache=real_cache)
     assert result.returncode == 0, result.stderr
     assert "sentense" not in path.read_text() and "sentence" in path.read_text()
+
+
+def test_the_default_fix_sees_the_confused_words_a_dictionary_cannot(tmp_path, real_cache):
+    """Every word spelt right, three of them wrong: the model scores the swaps of the
+    confusion sets (their/there, to/too, passed/past) and the rewrite keeps them; the
+    rest of the sentence is the file's."""
+    path = tmp_path / "c.md"
+    path.write_text("I lived their for two years, and it was to dark to see as she fell passed it.\n")
+    result = pedit("fix", str(path), "-y", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    right = "I lived there for two years, and it was too dark to see as she fell past it.\n"
+    assert path.read_text() == right

@@ -91,17 +91,20 @@ _SKIP = {tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE, token
          tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}  # fmt: skip
 
 
+def _python_tokens(text: str, skip: set[int]) -> list[tuple[str, int]] | None:
+    """(token, line) of a Python text, the token types in `skip` left out; None if it
+    cannot be read."""
+    try:
+        return [(t.string, t.start[0]) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type not in skip]  # fmt: skip
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+
+
 def code_tokens(filename: str, text: str) -> list[tuple[str, int]] | None:
     """(token, line) of the code outside strings and comments; None if it cannot be read."""
     if PurePath(filename).suffix.lower() in (".py", ".pyi"):
-        out = []
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-                if tok.type not in _SKIP:
-                    out.append((tok.string, tok.start[0]))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            return None
-        return out
+        return _python_tokens(text, _SKIP)
     from .rename import RenameError, code_leaves
 
     try:
@@ -250,22 +253,8 @@ def _as_converted(before: str, tool: str, after: str) -> str | None:
 
 
 def _tokens(text: str) -> list[tuple[str, int]]:
-    skip = {
-        tokenize.NL,
-        tokenize.NEWLINE,
-        tokenize.INDENT,
-        tokenize.DEDENT,
-        tokenize.COMMENT,
-        tokenize.ENDMARKER,
-    }
-    try:
-        return [
-            (t.string, t.start[0])
-            for t in tokenize.generate_tokens(io.StringIO(text).readline)
-            if t.type not in skip
-        ]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
+    """(token, line) of the code and its strings (an f-string is one), comments aside."""
+    return _python_tokens(text, _SKIP - {tokenize.STRING}) or []
 
 
 def _logging(before: str, after: str, _intent: Intent) -> str | None:

@@ -128,11 +128,12 @@ class Job:
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
     def scored(self, req: EditRequest) -> tuple[EditRequest, Sequence[int], Scored | None]:
-        """fix's third tool (confusables.py): each confusion-set swap in the text is scored
-        by the model (engine/likelihood.py), and those it finds likelier by THRESHOLD go
-        into the draft beside Harper's and the spelling's. Returns the request with that
-        draft, the prompt tokens the cache holds after the scoring (the rewrite reuses
-        them), and the scores (None when nothing was scored)."""
+        """fix's third tool (confusables.py): each confusion-set or number swap in the text
+        is scored by the model (engine/likelihood.py), and those it finds likelier by
+        THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
+        spelling's. Returns the request with that draft, the prompt tokens the cache holds
+        after the scoring (the rewrite reuses them), and the scores (None when nothing was
+        scored)."""
         if not (self.spelling and self.options.confusables and self.keep_bias > 0):
             return req, (), None
         if not self.backend.capabilities.logits:
@@ -143,13 +144,10 @@ class Job:
         base = build_prompt(self.backend, req).tokens
         variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
                     for w in swaps]  # fmt: skip
-        got = likelihood.score(self.backend, base, variants)
-        best: dict[int, tuple[float, confusables.Swap]] = {}
-        for w, d in zip(swaps, got.deltas, strict=True):
-            if d is not None and d > confusables.THRESHOLD and d > best.get(w.start, (-1.0, w))[0]:
-                best[w.start] = (d, w)
-        if best:
-            text = confusables.apply(req.text, [w for _, w in best.values()])
+        got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
+        taken = confusables.chosen(req.text, swaps, got.deltas)
+        if taken:
+            text = confusables.apply(req.text, taken)
             kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
             draft = grammarcheck.draft(text, req.filename, kinds=kinds)
             req = replace(req, draft=None if draft == req.text else draft)
@@ -293,8 +291,6 @@ class Job:
         fix checks, so that piece stays as it was and the others are still fixed. Prose is
         judged piece by piece; a code file as the whole file with only that piece replaced
         (a piece cut out of a docstring does not lex alone)."""
-        if not self.template.judged:
-            return None
         piece = segments[i][0]
         if PurePath(name).suffix.lower() in guard.PROSE:
             return guard.fix_reason(name, piece, out)

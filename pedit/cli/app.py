@@ -202,7 +202,8 @@ _command(
 
     Prose (Markdown, text, reStructuredText) and the comments and docstrings of code;
     in code, obvious typos too, never behaviour. Spelling (pyspellchecker) and grammar
-    (Harper) suggestions go into the draft, and the model keeps or rejects each.
+    (Harper) suggestions, and the swaps of confused words (their/there, to/too, was/were)
+    the model scores likelier, go into the draft, and the model keeps or rejects each.
     FILES may be globs, or - for stdin.
     """,
     instruction=False,

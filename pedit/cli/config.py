@@ -57,7 +57,8 @@ def templates_command(
             console.print(note, highlight=False)
         if t.spelling:
             note = (
-                "  suggestions: spelling (pyspellchecker) and grammar (Harper) in the draft, which the model"
+                "  suggestions: spelling (pyspellchecker), grammar (Harper) and the confused words the model"
+                " scores likelier (their/there, to/too) in the draft, which the model"
                 " keeps or rejects (--no-spelling or spelling = false turns them off)"
             )
             console.print(note, highlight=False)

@@ -214,7 +214,8 @@ Spelling = Annotated[
     bool | None,
     typer.Option(
         "--spelling/--no-spelling",
-        help="Draft with a spell checker's corrections of unknown prose words, so the keep-bias leans "
+        help="Draft with the tools' suggestions (a spell checker's corrections of unknown prose words, "
+        "Harper's grammar, the confused words the model scores likelier), so the keep-bias leans "
         "towards them; the model keeps or rejects each. [default: on for fix]",
         rich_help_panel=SPECULATION,
         show_default=False,

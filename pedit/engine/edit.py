@@ -56,6 +56,18 @@ def make_drafters(names: Sequence[str], prompt: Prompt, token_bytes=None) -> lis
     return [make[name]() for name in DRAFTERS if name in names]
 
 
+def _keep_bias(backend, req: EditRequest, prompt: Prompt, keep_bias: float, suggest_bias: float | None):
+    """The run's KeepBias: β on the draft's next token, β_suggest where a tool changed the
+    draft (keepbias.suggested); None when neither biases anything."""
+    if not (keep_bias or suggest_bias):
+        return None
+    boost = None
+    if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
+        file = build_prompt(backend, replace(req, draft=None)).draft
+        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file)]
+    return KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
+
+
 def edit_events(
     backend: Backend,
     req: EditRequest,
@@ -98,13 +110,7 @@ def edit_events(
     room = max(1, backend.n_ctx - len(prompt.tokens))
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
-    keep = None
-    if (keep_bias or suggest_bias) and kind != "summary":
-        boost = None
-        if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
-            file = build_prompt(backend, replace(req, draft=None)).draft
-            boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file)]
-        keep = KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
+    keep = _keep_bias(backend, req, prompt, keep_bias, suggest_bias) if kind != "summary" else None
     matcher = None
     if constraint is not None:
         text = grammar(constraint, after="" if until is None else "\n" + prompt.fence)

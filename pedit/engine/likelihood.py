@@ -15,10 +15,10 @@ Cost: the base is read once, with the log-probabilities of every position from t
 variant's on, in slices (SLICE rows of logits at a time, not the prompt's length). That read
 is the prompt's own prefill: the cache keeps it for the rewrite (`held` tokens of it). A
 variant whose first different token is far less likely than the base's (by more than
-`PREFILTER` nats: no word after it can make up for that, in the measured cases) is not read
-at all; the others cost their window (about K + 3 tokens) and put the cache back at the
-position they started from (the base between two of them is read again), so the rewrite
-reads the base again from the last of them.
+`PREFILTER` nats, or the caller's figure for it: no word after it made up for that in the
+measured cases) is not read at all; the others cost their window (about K + 3 tokens) and
+put the cache back at the position they started from (the base between two of them is read
+again), so the rewrite reads the base again from the last of them.
 
 Only the backend's logits and its cache are used (eval, truncate): a backend that gives no
 logits cannot score (the caller does not ask).
@@ -27,7 +27,7 @@ logits cannot score (the caller does not ask).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,13 +42,16 @@ class Scored:
     held: int  # the cache holds base[:held] afterwards: the rewrite reuses it
     read: int  # tokens evaluated, the variants' windows included (a test counts them)
     passes: int  # backend eval calls
+    # per variant: log p(its first different token) - log p(the base's there), what the
+    # prefilter reads (None: not a variant)
+    left: list[float | None] = field(default_factory=list)
 
 
 def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
     """log softmax(logits[i])[tokens[i]] for each row i."""
     top = logits.max(axis=1, keepdims=True)
     lse = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
-    return logits[np.arange(len(tokens)), np.asarray(tokens)] - lse
+    return logits[np.arange(len(tokens)), np.asarray(tokens, dtype=np.int64)] - lse
 
 
 def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
@@ -63,15 +66,19 @@ def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
     return p, len(base) - s, len(variant) - s
 
 
-def score(backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int = WINDOW) -> Scored:
+def score(
+    backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int = WINDOW,
+    prefilter: Sequence[float] | None = None,
+) -> Scored:  # fmt: skip
     """Δ of each variant against `base` (module docstring); the cache starts empty of
-    anything else (truncated to 0) and ends holding base[:held]."""
+    anything else (truncated to 0) and ends holding base[:held]. `prefilter`: per variant,
+    the nats its first token may fall short by and still be read (default PREFILTER)."""
     spans = [_span(base, v) for v in variants]
     live = [i for i, (p, qb, qv) in enumerate(spans) if p > 0 and (qb > p or qv > p)]
     deltas: list[float | None] = [None] * len(variants)
     backend.truncate(0)
     if not live:
-        return Scored(deltas, 0, 0, 0)
+        return Scored(deltas, 0, 0, 0, [None] * len(variants))
     first = min(spans[i][0] for i in live)
     read, passes = first - 1, 0
     if first > 1:
@@ -92,15 +99,20 @@ def score(backend, base: Sequence[int], variants: Sequence[Sequence[int]], windo
         read, passes = read + len(chunk), passes + 1
         rows = range(len(chunk) - (1 if start + len(chunk) == len(base) else 0))
         nxt = [base[start + r + 1] for r in rows]
-        lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
+        if nxt:  # the last slice may be the base's last token alone: it predicts nothing
+            lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
         for r in rows:
             for i, tok in asked.get(start + r + 1, ()):
                 row = logits[r : r + 1]
                 first_lp[i] = float(_logprobs(row, [tok])[0])
     held = len(base)
+    left: list[float | None] = [None] * len(variants)
+    for i in live:
+        p = spans[i][0]
+        left[i] = first_lp.get(i, -np.inf) - (lp[p] if p < len(base) else 0.0)
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
-        if p >= len(variants[i]) or first_lp.get(i, -np.inf) < lp[p] - PREFILTER:
+        if p >= len(variants[i]) or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
             continue
         k = min(window, len(base) - qb)
         if held > p - 1:
@@ -115,4 +127,4 @@ def score(backend, base: Sequence[int], variants: Sequence[Sequence[int]], windo
         alt = float(_logprobs(logits[:-1], seg[1:]).sum())
         deltas[i] = alt - float(lp[p : qb + k].sum())
         backend.truncate(p - 1)
-    return Scored(deltas, held, read, passes)
+    return Scored(deltas, held, read, passes, left)
