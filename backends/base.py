@@ -29,6 +29,10 @@ class Capabilities:
     # eval() gives logits. False: a remote server that returns text (backends/openai.py);
     # the engine runs engine/remote.py's loop for it, not the local one.
     logits: bool = True
+    # eval_branch(keep, tokens): tokens read after the first `keep` cached ones in a second
+    # sequence, the cache left as it was (llama.cpp: a copy of the prefix's cells, no
+    # compute; the reference backend). False: a caller truncates and reads again.
+    branch: bool = False
 
 
 class BackendError(RuntimeError):
@@ -79,6 +83,11 @@ class Backend(Protocol):
 
     def truncate(self, n: int) -> None:
         """Keep the first n tokens of the KV cache, drop the rest."""
+
+    # Only where capabilities.branch:
+    # def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
+    #     """eval(tokens, n_logits) as if the cache held only its first `keep` tokens, leaving
+    #     the cache exactly as it was (same n_past, same entries)."""
 
     def close(self) -> None:
         """Free the model and its cache."""

@@ -81,6 +81,9 @@ class LlamaCppBackend:
         cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
         cp.n_batch = cp.n_ubatch = min(n_batch, cp.n_ctx)  # llama.cpp caps a batch at n_ctx anyway
         cp.n_threads = cp.n_threads_batch = threads
+        # a second sequence for eval_branch, in the same cells (unified: the first keeps
+        # all n_ctx of them; a branch shares its prefix's cells and adds only its own)
+        cp.n_seq_max, cp.kv_unified = 2, True
         ctx = L.llama_init_from_model(model, cp)
         if not ctx:
             L.llama_model_free(model)
@@ -99,7 +102,9 @@ class LlamaCppBackend:
         self.n_threads = threads
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
-        self.capabilities = Capabilities(rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu")
+        self.capabilities = Capabilities(
+            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=True
+        )
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
         template = L.llama_model_chat_template(model, None)
         self._chat = ChatTemplate(
@@ -168,20 +173,37 @@ class LlamaCppBackend:
             self._n_past += len(chunk)
         return out
 
-    def _decode(self, chunk: Sequence[int], first_out: int) -> None:
-        """llama_decode `chunk` at n_past.. (n_past is not advanced), with logits from index
-        first_out on."""
+    def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
+        """Sequence 1 gets the cells of sequence 0's first `keep` tokens (no compute), the
+        tokens are read there, and sequence 1 is dropped: sequence 0 is as it was."""
+        n = len(tokens)
+        if not n or not 1 <= n_logits <= n or n > self._n_batch or not 0 < keep <= self._n_past:
+            raise ValueError(f"eval_branch: keep={keep} of {self._n_past}, {n} tokens, n_logits={n_logits}")
+        check_room(self._n_past, n, self.n_ctx)  # the branch's cells come out of the same n_ctx
+        L = self._L
+        L.llama_memory_seq_cp(self._mem, 0, 1, 0, keep)
+        try:
+            self._decode(tokens, n - n_logits, at=keep, seq=1)
+            rows = L.llama_get_logits(self._ctx)
+            return np.ctypeslib.as_array(rows, shape=(n_logits, self.n_vocab)).copy()
+        finally:
+            L.llama_memory_seq_rm(self._mem, 1, -1, -1)
+
+    def _decode(self, chunk: Sequence[int], first_out: int, at: int | None = None, seq: int = 0) -> None:
+        """llama_decode `chunk` at n_past.. (or at `at`..; n_past is not advanced) in sequence
+        `seq`, with logits from index first_out on."""
         L, batch = self._L, self._batch
+        start = self._n_past if at is None else at
         batch.n_tokens = len(chunk)
         for i, tok in enumerate(chunk):
             batch.token[i] = tok
-            batch.pos[i] = self._n_past + i
+            batch.pos[i] = start + i
             batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = 0
+            batch.seq_id[i][0] = seq
             batch.logits[i] = 1 if i >= first_out else 0
         rc = L.llama_decode(self._ctx, batch)
         if rc != 0:
-            L.llama_memory_seq_rm(self._mem, 0, self._n_past, -1)
+            L.llama_memory_seq_rm(self._mem, seq, start, -1)
             raise BackendError(f"llama_decode failed with code {rc}")
 
     def truncate(self, n: int) -> None:

@@ -46,7 +46,7 @@ class ReferenceBackend:
     """Tiny deterministic model. Weights come from `seed`; `copy` is the induction strength."""
 
     name = "reference"
-    capabilities = Capabilities(rollback=True)
+    capabilities = Capabilities(rollback=True, branch=True)
 
     def __init__(
         self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 10.0, n_threads=None
@@ -141,6 +141,19 @@ class ReferenceBackend:
                 break
             ends = longer
         return int(arr[ends[-1] + 1]) if ends.size else None
+
+    def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
+        """eval after the first `keep` tokens, the cache put back as it was."""
+        if not 0 < keep <= len(self._tokens):
+            raise ValueError(f"eval_branch: keep={keep} of {len(self._tokens)}")
+        saved = self._tokens[keep:], self._states[keep:]
+        self.truncate(keep)
+        try:
+            return self.eval(tokens, n_logits=n_logits)
+        finally:
+            self.truncate(keep)
+            self._tokens += saved[0]
+            self._states += saved[1]
 
     def truncate(self, n: int) -> None:
         if n < 0:

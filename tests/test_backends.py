@@ -108,6 +108,28 @@ def test_truncate_then_diverge_matches_fresh_sequence(backend):
     np.testing.assert_allclose(after_rollback, fresh, atol=tol, rtol=0)
 
 
+def test_a_branch_reads_after_a_prefix_and_leaves_the_cache_as_it_was(backend):
+    """eval_branch (where declared): the logits a rollback to the prefix and a fresh read
+    give, and afterwards the cache holds the whole sequence still (its next logits are
+    what they were)."""
+    if not backend.capabilities.branch:
+        pytest.skip(f"{backend.name} reads no branch (the caller truncates)")
+    toks = _prompt(backend)
+    other = backend.tokenize(" completely different words")
+    backend.eval(toks)
+    branched = backend.eval_branch(8, other, n_logits=len(other)).copy()
+    assert backend.n_past == len(toks)
+    backend.truncate(len(toks) - 1)
+    after = backend.eval(toks[-1:]).copy()
+    backend.truncate(0)
+    fresh = backend.eval(toks[:8] + other, n_logits=len(other)).copy()
+    backend.truncate(0)
+    whole = backend.eval(toks).copy()
+    tol = TOLERANCE[backend.name]
+    np.testing.assert_allclose(branched, fresh, atol=tol, rtol=0)
+    np.testing.assert_allclose(after, whole, atol=tol, rtol=0)
+
+
 def test_batched_logits_match_one_token_steps(backend):
     """Logits for all positions of a batch (what verification uses) agree with feeding the
     tokens one at a time (plain decoding): exactly on reference, closely elsewhere."""

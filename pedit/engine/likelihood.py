@@ -17,8 +17,11 @@ is the prompt's own prefill: the cache keeps it for the rewrite (`held` tokens o
 variant whose first different token is far less likely than the base's (by more than
 `PREFILTER` nats, or the caller's figure for it: no word after it made up for that in the
 measured cases) is not read at all; the others cost their window (about K + 3 tokens) and
-put the cache back at the position they started from (the base between two of them is read
-again), so the rewrite reads the base again from the last of them.
+are read in a second sequence that shares the base's prefix (a backend that declares
+`branch`: llama.cpp, where that costs no compute), so the whole base stays in the cache for
+the rewrite; on a backend without it, each puts the cache back at the position it started
+from (the base between two of them is read again), and the rewrite reads the base again
+from the last of them.
 
 Only the backend's logits and its cache are used (eval, truncate): a backend that gives no
 logits cannot score (the caller does not ask).
@@ -74,7 +77,7 @@ def score(
     anything else (truncated to 0) and ends holding base[:held]. `prefilter`: per variant,
     the nats its first token may fall short by and still be read (default PREFILTER)."""
     spans = [_span(base, v) for v in variants]
-    live = [i for i, (p, qb, qv) in enumerate(spans) if p > 0 and (qb > p or qv > p)]
+    live = [i for i, (p, qb, qv) in enumerate(spans) if p > 1 and (qb > p or qv > p)]
     deltas: list[float | None] = [None] * len(variants)
     backend.truncate(0)
     if not live:
@@ -106,6 +109,7 @@ def score(
                 row = logits[r : r + 1]
                 first_lp[i] = float(_logprobs(row, [tok])[0])
     held = len(base)
+    branch = getattr(backend.capabilities, "branch", False)
     left: list[float | None] = [None] * len(variants)
     for i in live:
         p = spans[i][0]
@@ -115,16 +119,20 @@ def score(
         if p >= len(variants[i]) or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
             continue
         k = min(window, len(base) - qb)
-        if held > p - 1:
-            backend.truncate(p - 1)
-        elif held < p - 1:  # an earlier variant's window left the cache shorter: read the gap
-            backend.eval(base[held : p - 1])
-            read, passes = read + p - 1 - held, passes + 1
-        held = p - 1
         seg = list(variants[i][p - 1 : qv + k])
-        logits = backend.eval(seg, n_logits=len(seg))
+        if branch:  # read in a second sequence: the base stays whole in the cache
+            logits = backend.eval_branch(p - 1, seg, n_logits=len(seg))
+        else:
+            if held > p - 1:
+                backend.truncate(p - 1)
+            elif held < p - 1:  # an earlier variant's window left the cache shorter: the gap
+                backend.eval(base[held : p - 1])
+                read, passes = read + p - 1 - held, passes + 1
+            held = p - 1
+            logits = backend.eval(seg, n_logits=len(seg))
         read, passes = read + len(seg), passes + 1
         alt = float(_logprobs(logits[:-1], seg[1:]).sum())
         deltas[i] = alt - float(lp[p : qb + k].sum())
-        backend.truncate(p - 1)
+        if not branch:
+            backend.truncate(p - 1)
     return Scored(deltas, held, read, passes, left)
