@@ -9,11 +9,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pedit.backends.base import Capabilities
 from pedit.backends.reference import ReferenceBackend
 
 
 class ScriptedBackend(ReferenceBackend):
     name = "scripted"
+    # no second sequence: its script follows one run's passes, so fix scores no swaps on it
+    capabilities = Capabilities(rollback=True)
 
     def __init__(self, target: Sequence[int], prompt_len: int, *, n_ctx: int = 4096):
         super().__init__(n_ctx=n_ctx)

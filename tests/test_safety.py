@@ -85,7 +85,7 @@ def test_a_line_appended_while_the_model_runs_is_kept(tmp_path, answering):
     essay = write(tmp_path / "essay.md", ESSAY)
     answering(FIXED, at_pass=lambda n: n == 3 and essay.open("a").write("A line added meanwhile.\n"))
     result = invoke("fix", essay, "-y", "--speculate", "off")
-    assert result.exit_code == 4
+    assert result.exit_code == 4, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         f"pedit: error: {essay}: changed on disk since pedit read it; nothing written"
     )

@@ -136,8 +136,8 @@ class Job:
         scored)."""
         if not (self.spelling and self.options.confusables and self.keep_bias > 0):
             return req, (), None
-        if not self.backend.capabilities.logits:
-            return req, (), None
+        if not getattr(self.backend.capabilities, "branch", False):
+            return req, (), None  # a server gives no logits; transformers reads no branch (costly)
         swaps = confusables.candidates(req.text, req.filename)
         if not swaps:
             return req, (), None
