@@ -136,7 +136,7 @@ class Job:
         scored)."""
         if not (self.spelling and self.options.confusables and self.keep_bias > 0):
             return req, (), None
-        if not getattr(self.backend.capabilities, "branch", False):
+        if not self.backend.capabilities.branch:
             return req, (), None  # a server gives no logits; transformers reads no branch (costly)
         swaps = confusables.candidates(req.text, req.filename)
         if not swaps:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 _LEVELS = ("debug", "info", "warning", "error")
 _NAME = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*logging\.getLogger\b")
@@ -180,7 +181,5 @@ def _header(text: str, logger: str) -> str:
 
 def _stdlib(node: ast.AST) -> bool:
     """An import of the standard library: `import logging` joins its group."""
-    import sys
-
     names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
     return all(n.split(".")[0] in sys.stdlib_module_names for n in names)

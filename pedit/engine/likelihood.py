@@ -30,7 +30,7 @@ logits cannot score (the caller does not ask).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class Scored:
     passes: int  # backend eval calls
     # per variant: log p(its first different token) - log p(the base's there), what the
     # prefilter reads (None: not a variant)
-    left: list[float | None] = field(default_factory=list)
+    left: list[float | None]
 
 
 def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
@@ -79,44 +79,18 @@ def score(
     spans = [_span(base, v) for v in variants]
     live = [i for i, (p, qb, qv) in enumerate(spans) if p > 1 and (qb > p or qv > p)]
     deltas: list[float | None] = [None] * len(variants)
+    left: list[float | None] = [None] * len(variants)
     backend.truncate(0)
     if not live:
-        return Scored(deltas, 0, 0, 0, [None] * len(variants))
-    first = min(spans[i][0] for i in live)
-    read, passes = first - 1, 0
-    if first > 1:
-        backend.eval(base[: first - 1])
-        passes += 1
-    # the base's log-probability of each of its tokens from `first` on, and of each live
-    # variant's first different token at the same position
-    lp = np.zeros(len(base))
-    asked: dict[int, list[tuple[int, int]]] = {}  # position -> [(variant, its token there)]
+        return Scored(deltas, 0, 0, 0, left)
+    asked = {i: (spans[i][0], variants[i][spans[i][0]]) for i in live if spans[i][0] < len(variants[i])}
+    lp, first_lp, read, passes = _read_base(backend, base, min(spans[i][0] for i in live), asked)
     for i in live:
-        p = spans[i][0]
-        if p < len(variants[i]):
-            asked.setdefault(p, []).append((i, variants[i][p]))
-    first_lp: dict[int, float] = {}
-    for start in range(first - 1, len(base), SLICE):
-        chunk = base[start : start + SLICE]
-        logits = backend.eval(chunk, n_logits=len(chunk))
-        read, passes = read + len(chunk), passes + 1
-        rows = range(len(chunk) - (1 if start + len(chunk) == len(base) else 0))
-        nxt = [base[start + r + 1] for r in rows]
-        if nxt:  # the last slice may be the base's last token alone: it predicts nothing
-            lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
-        for r in rows:
-            for i, tok in asked.get(start + r + 1, ()):
-                row = logits[r : r + 1]
-                first_lp[i] = float(_logprobs(row, [tok])[0])
-    held = len(base)
-    branch = getattr(backend.capabilities, "branch", False)
-    left: list[float | None] = [None] * len(variants)
-    for i in live:
-        p = spans[i][0]
-        left[i] = first_lp.get(i, -np.inf) - (lp[p] if p < len(base) else 0.0)
+        left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
+    held, branch = len(base), backend.capabilities.branch
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
-        if p >= len(variants[i]) or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
+        if i not in asked or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
             continue
         k = min(window, len(base) - qb)
         seg = list(variants[i][p - 1 : qv + k])
@@ -131,8 +105,33 @@ def score(
             held = p - 1
             logits = backend.eval(seg, n_logits=len(seg))
         read, passes = read + len(seg), passes + 1
-        alt = float(_logprobs(logits[:-1], seg[1:]).sum())
-        deltas[i] = alt - float(lp[p : qb + k].sum())
+        deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p : qb + k].sum())
         if not branch:
             backend.truncate(p - 1)
     return Scored(deltas, held, read, passes, left)
+
+
+def _read_base(
+    backend, base: Sequence[int], first: int, asked: dict[int, tuple[int, int]]
+) -> tuple[np.ndarray, dict[int, float], int, int]:
+    """Read base into the (empty) cache: (lp, first_lp, tokens read, passes), where lp[t] =
+    log p(base[t] | base[:t]) for t >= first, and first_lp[i] = log p(variant i's token at
+    its position p | base[:p]) for each `asked` i: (p, token), p >= first >= 2."""
+    backend.eval(base[: first - 1])
+    read, passes = first - 1, 1
+    at: dict[int, list[tuple[int, int]]] = {}  # position -> [(variant, its token there)]
+    for i, (p, tok) in asked.items():
+        at.setdefault(p, []).append((i, tok))
+    lp, first_lp = np.zeros(len(base)), {}
+    for start in range(first - 1, len(base), SLICE):
+        chunk = base[start : start + SLICE]
+        logits = backend.eval(chunk, n_logits=len(chunk))
+        read, passes = read + len(chunk), passes + 1
+        rows = range(len(chunk) - (1 if start + len(chunk) == len(base) else 0))
+        nxt = [base[start + r + 1] for r in rows]
+        if nxt:  # the last slice may be the base's last token alone: it predicts nothing
+            lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
+        for r in rows:
+            for i, tok in at.get(start + r + 1, ()):
+                first_lp[i] = float(_logprobs(logits[r : r + 1], [tok])[0])
+    return lp, first_lp, read, passes
