@@ -2,8 +2,11 @@
 
 A backend owns one sequence in a KV cache. The decoder appends tokens with `eval`, asks for
 the logits of the last few positions it appended, and rolls the cache back with `truncate`
-when a draft was rejected. Everything is in token ids (plain ints); text only crosses the
-boundary in `tokenize`, `token_bytes` and the chat template.
+when a draft was rejected. The backend keeps the list of the tokens its cache holds
+(`held`), so whatever ran before (a paragraph, another file, a session's turn, a server's
+request, the cost measurement), the next prompt reads only what it does not share.
+Everything is in token ids (plain ints); text only crosses the boundary in `tokenize`,
+`token_bytes` and the chat template.
 
 Imports only the standard library (numpy for type hints only): the heavy libraries live in
 the backend modules and are imported when a backend is loaded, never when pedit starts.
@@ -60,6 +63,11 @@ class Backend(Protocol):
     @property
     def n_past(self) -> int:
         """Tokens currently in the KV cache."""
+
+    @property
+    def held(self) -> Sequence[int]:
+        """The tokens the KV cache holds, in order (n_past of them; do not modify): the
+        next run keeps the prefix its prompt shares with them (engine/decode.prefill)."""
 
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
         """Text -> ids, no BOS added. special=True parses control tokens such as <|im_end|>."""

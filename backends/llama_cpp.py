@@ -96,7 +96,7 @@ class LlamaCppBackend:
         self._finalizer = weakref.finalize(self, _free, L, model, ctx, batch)
         self._mem = L.llama_get_memory(ctx)
         self._n_batch = n_batch
-        self._n_past = 0
+        self._held: list[int] = []  # the tokens of sequence 0's cells, in order
         self._pieces: dict[int, bytes] = {}
         self.path = path
         self.n_threads = threads
@@ -149,19 +149,23 @@ class LlamaCppBackend:
     # --- the model ----------------------------------------------------------------------
     @property
     def n_past(self) -> int:
-        return self._n_past
+        return len(self._held)
+
+    @property
+    def held(self) -> Sequence[int]:
+        return self._held
 
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         n = len(tokens)
         if not n or not 1 <= n_logits <= n:
             raise ValueError(f"eval: {n} tokens, n_logits={n_logits}")
-        check_room(self._n_past, n, self.n_ctx)
+        check_room(self.n_past, n, self.n_ctx)
         L = self._L
         first_out = n - n_logits  # index in `tokens` of the first position whose logits we return
         if n <= self._n_batch:  # one llama_decode: its own logits buffer, no copy
             self._decode(tokens, first_out)
             rows = L.llama_get_logits(self._ctx)  # the flagged rows, contiguous, in batch order
-            self._n_past += n
+            self._held += tokens
             return np.ctypeslib.as_array(rows, shape=(n_logits, self.n_vocab))
         out = np.empty((n_logits, self.n_vocab), dtype=np.float32)
         for start in range(0, n, self._n_batch):  # a prompt longer than n_batch goes in slices
@@ -170,16 +174,16 @@ class LlamaCppBackend:
             for i in range(max(0, first_out - start), len(chunk)):
                 row = L.llama_get_logits_ith(self._ctx, i)
                 out[start + i - first_out] = np.ctypeslib.as_array(row, shape=(self.n_vocab,))
-            self._n_past += len(chunk)
+            self._held += chunk
         return out
 
     def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         """Sequence 1 gets the cells of sequence 0's first `keep` tokens (no compute), the
         tokens are read there, and sequence 1 is dropped: sequence 0 is as it was."""
         n = len(tokens)
-        if not n or not 1 <= n_logits <= n or n > self._n_batch or not 0 < keep <= self._n_past:
-            raise ValueError(f"eval_branch: keep={keep} of {self._n_past}, {n} tokens, n_logits={n_logits}")
-        check_room(self._n_past, n, self.n_ctx)  # the branch's cells come out of the same n_ctx
+        if not n or not 1 <= n_logits <= n or n > self._n_batch or not 0 < keep <= self.n_past:
+            raise ValueError(f"eval_branch: keep={keep} of {self.n_past}, {n} tokens, n_logits={n_logits}")
+        check_room(self.n_past, n, self.n_ctx)  # the branch's cells come out of the same n_ctx
         L = self._L
         L.llama_memory_seq_cp(self._mem, 0, 1, 0, keep)
         try:
@@ -193,7 +197,7 @@ class LlamaCppBackend:
         """llama_decode `chunk` at n_past.. (or at `at`..; n_past is not advanced) in sequence
         `seq`, with logits from index first_out on."""
         L, batch = self._L, self._batch
-        start = self._n_past if at is None else at
+        start = self.n_past if at is None else at
         batch.n_tokens = len(chunk)
         for i, tok in enumerate(chunk):
             batch.token[i] = tok
@@ -209,11 +213,11 @@ class LlamaCppBackend:
     def truncate(self, n: int) -> None:
         if n < 0:
             raise ValueError("truncate: n must be >= 0")
-        if n >= self._n_past:
+        if n >= self.n_past:
             return
         if not self._L.llama_memory_seq_rm(self._mem, 0, n, -1):
             raise BackendError(f"llama.cpp could not roll the KV cache back to {n} tokens")
-        self._n_past = n
+        del self._held[n:]
 
     def close(self) -> None:
         self._finalizer()

@@ -113,6 +113,10 @@ class OpenAIBackend:
     def n_past(self) -> int:
         return 0  # the server's cache is its own
 
+    @property
+    def held(self) -> Sequence[int]:
+        return ()
+
     def count_tokens(self, text: str) -> int:
         return math.ceil(len(text.encode("utf-8")) / 3)
 

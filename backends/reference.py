@@ -102,6 +102,10 @@ class ReferenceBackend:
     def n_past(self) -> int:
         return len(self._tokens)
 
+    @property
+    def held(self) -> Sequence[int]:
+        return self._tokens
+
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         tokens = [int(t) for t in tokens]
         if not tokens or not 1 <= n_logits <= len(tokens):

@@ -95,7 +95,7 @@ class TransformersBackend:
         self._new_cache = lambda: DynamicCache(config=self._model.config)
         self._cache = self._new_cache()
         self._device = device
-        self._n_past = 0
+        self._held: list[int] = []  # the tokens in the cache, in order
         config = self._model.config
         self.path = path
         self.n_ctx = min(n_ctx, getattr(config, "max_position_embeddings", n_ctx) or n_ctx)
@@ -142,33 +142,37 @@ class TransformersBackend:
 
     @property
     def n_past(self) -> int:
-        return self._n_past
+        return len(self._held)
+
+    @property
+    def held(self) -> Sequence[int]:
+        return self._held
 
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         n = len(tokens)
         if not n or not 1 <= n_logits <= n:
             raise ValueError(f"eval: {n} tokens, n_logits={n_logits}")
-        check_room(self._n_past, n, self.n_ctx)
+        check_room(self.n_past, n, self.n_ctx)
         torch = self._torch
         ids = torch.tensor([list(tokens)], dtype=torch.long, device=self._device)
         with torch.inference_mode():
             out = self._model(
                 input_ids=ids, past_key_values=self._cache, use_cache=True, logits_to_keep=n_logits
             )
-        self._n_past += n
+        self._held += tokens
         # out.logits: [1, n_logits, n_vocab]
         return out.logits[0, -n_logits:].float().cpu().numpy()
 
     def truncate(self, n: int) -> None:
         if n < 0:
             raise ValueError("truncate: n must be >= 0")
-        if n >= self._n_past:
+        if n >= self.n_past:
             return
         if n == 0:
             self._cache = self._new_cache()
         else:
-            self._cache.crop(n - self._n_past)  # negative: remove that many from the end
-        self._n_past = n
+            self._cache.crop(n - self.n_past)  # negative: remove that many from the end
+        del self._held[n:]
 
     def close(self) -> None:
         self._cache = None

@@ -108,6 +108,26 @@ def test_truncate_then_diverge_matches_fresh_sequence(backend):
     np.testing.assert_allclose(after_rollback, fresh, atol=tol, rtol=0)
 
 
+def test_held_is_what_the_cache_holds(backend):
+    """`held` follows eval, truncate and a branch: the tokens of the cache, in order (what
+    the next prompt's prefill keeps), as plain ints; a prompt longer than a batch too."""
+    toks = _prompt(backend)
+    backend.truncate(0)
+    assert list(backend.held) == [] and backend.n_past == 0
+    backend.eval(toks, n_logits=2)
+    backend.truncate(5)
+    backend.eval(toks[5:9])
+    assert list(backend.held) == toks[:9] and backend.n_past == 9
+    if backend.capabilities.branch:
+        backend.eval_branch(4, toks[:3])
+        assert list(backend.held) == toks[:9]
+    long = (toks * 40)[: backend.n_ctx // 2]
+    backend.truncate(0)
+    backend.eval(long)
+    assert list(backend.held) == long and backend.n_past == len(long)
+    assert all(type(t) is int for t in backend.held)
+
+
 def test_a_branch_reads_after_a_prefix_and_leaves_the_cache_as_it_was(backend):
     """eval_branch (where declared): the logits a rollback to the prefix and a fresh read
     give, and afterwards the cache holds the whole sequence still (its next logits are

@@ -88,11 +88,14 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
     confusables.THRESHOLD = threshold
     try:
         req = job.request(text, "a.md")
-        scored, reuse, got = job.scored(req)
-        out = drain(job._events(scored, "rewrite", True, reuse))  # the run as run_one makes it
+        scored, got = job.scored(req)
+        events = list(job._events(scored, "rewrite", True))  # the run as run_one makes it
     finally:
         confusables.THRESHOLD = old
-    assert got is not None and len(reuse) == got.held > 0
+    out = drain(events)
+    # the scoring read the whole prompt (a second sequence for the swaps): the rewrite reads
+    # its last token only
+    assert got is not None and events[0].reused == events[0].prompt_tokens - 1
     if threshold < -20:  # every scored swap goes in: the draft differs from the file's own
         assert scored.draft not in (None, req.draft)
     reference.truncate(0)
@@ -110,11 +113,11 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     job = Job(reference, BUILTIN["fix"], None, EngineOptions())
     text = "I lived their, it was recieved.\n"
     req = job.request(text, "a.md")
-    scored, _, got = job.scored(req)
+    scored, got = job.scored(req)
     assert got.deltas and None not in got.deltas
     taken = chosen(text, candidates(text, "a.md"), got.deltas)
     assert taken and scored.draft == grammarcheck.draft(apply(text, taken), "a.md")
     off = Job(reference, BUILTIN["fix"], None, EngineOptions(confusables=False))
-    assert off.scored(req) == (req, (), None)
-    assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[2] is None
-    assert replace(job, options=EngineOptions(keep_bias=0.0)).scored(req)[2] is None
+    assert off.scored(req) == (req, None)
+    assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[1] is None
+    assert replace(job, options=EngineOptions(keep_bias=0.0)).scored(req)[1] is None

@@ -1,7 +1,8 @@
 """The model's score of a tool's candidate edits (pedit/engine/likelihood.py), on the
 reference backend (logits depend only on the prefix): each Δ is the windowed difference of
 log-probabilities a fresh reading of base and variant gives, the prefilter skips only what
-it says, the cache is left holding what `held` says, and the reading costs what `read` says."""
+it says, the cache is left holding a prefix of the base (all of it with a branch) and
+keeps what it shared with the base already, and the reading costs what `read` says."""
 
 from __future__ import annotations
 
@@ -76,26 +77,46 @@ def test_the_cache_holds_what_it_says_and_the_reading_costs_what_it_says(backend
         backend.tokenize("Fix it:\nI lived there two years and it was to dark."),
         backend.tokenize("Fix it:\nI lived their two years and it was too dark."),
     ]
+    backend.truncate(0)
     got = score(backend, base, variants)
     assert None not in got.deltas
-    assert backend.n_past == got.held <= len(base)
+    held = backend.n_past
+    assert list(backend.held) == base[:held]
     # what the cache holds is the base's prefix: the next token's logits are a fresh reading's
-    backend.truncate(got.held - 1)  # (held may be the whole base: read its last token again)
-    rest = backend.eval(base[got.held - 1 :], n_logits=1)[0].copy()
+    backend.truncate(held - 1)  # (held may be the whole base: read its last token again)
+    rest = backend.eval(base[held - 1 :], n_logits=1)[0].copy()
     backend.truncate(0)
     assert np.array_equal(rest, backend.eval(base, n_logits=1)[0])
     spans = [likelihood._span(base, v) for v in variants]
     scored = [s for s, d in zip(spans, got.deltas, strict=True) if d is not None]
     windows = sum(qv + min(WINDOW, len(base) - qb) - (p - 1) for p, qb, qv in scored)
     if backend.capabilities.branch:  # the windows in a second sequence: the base stays whole
-        assert (got.read, got.held) == (len(base) + windows, len(base))
+        assert (got.read, held) == (len(base) + windows, len(base))
     else:
         gaps = sum(
             b[0] - a[0] for a, b in zip(scored, scored[1:], strict=False)
         )  # the base between two, again
         assert got.read == len(base) + windows + gaps
-        assert got.held == scored[-1][0] - 1
+        assert held == scored[-1][0] - 1
     assert min(p for p, _, _ in spans) > 1
+
+
+@pytest.mark.parametrize("shared", [0, 3, 9, 10_000])
+def test_what_the_cache_shares_with_the_base_is_not_read_again(backend, shared):
+    """The previous paragraph's prompt in the cache: the scoring reads only from where it
+    differs (up to the first swap), and scores as a reading from an empty cache does."""
+    base = backend.tokenize("Fix it:\nI lived their two years and it was to dark.")
+    variants = [backend.tokenize("Fix it:\nI lived there two years and it was to dark.")]
+    backend.truncate(0)
+    fresh = score(backend, base, variants, prefilter=[float("inf")])
+    other = backend.tokenize("Fix it:\nSomething else entirely, and longer than the base is.")
+    backend.truncate(0)
+    backend.eval(base[:shared] + other[shared:] if shared < len(base) else other, n_logits=1)
+    kept = min(likelihood.common_prefix(backend.held, base), likelihood._span(base, variants[0])[0] - 1)
+    got = score(backend, base, variants, prefilter=[float("inf")])
+    assert got.deltas == pytest.approx(fresh.deltas, abs=1e-6)
+    assert got.read == fresh.read - kept
+    assert list(backend.held) == base[: backend.n_past]
 
 
 def test_nothing_to_score_reads_nothing(backend):

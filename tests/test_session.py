@@ -12,7 +12,7 @@ from pedit.app.jobs import EngineOptions
 from pedit.app.session import Session, SessionError
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.costmodel import measure
-from pedit.engine.decode import DecodeOptions, common_prefix, generate
+from pedit.engine.decode import common_prefix
 from pedit.engine.edit import edit_events
 from pedit.engine.prompt import build_prompt
 from pedit.engine.sampling import Sampling
@@ -53,21 +53,10 @@ def test_reusing_the_cache_never_changes_the_output(speculate, cut):
     held = prompt[:cut] + other[cut:] if cut < len(prompt) else prompt + [7, 8, 9]
     backend.truncate(0)
     backend.eval(held, n_logits=1)
-    fin, events = last(edit_events(backend, req, speculate=speculate, cost=cost, reuse=held))
+    fin, events = last(edit_events(backend, req, speculate=speculate, cost=cost))
     assert fin.tokens == fresh.tokens and fin.text == fresh.text
     pre = next(e for e in events if isinstance(e, Prefilled))
     assert pre.reused == min(common_prefix(held, prompt), len(prompt) - 1)
-
-
-def test_reuse_must_match_what_the_cache_holds_not_more():
-    # a `reuse` longer than the cache is cut to n_past: nothing stale is kept
-    backend = ReferenceBackend()
-    prompt = build_prompt(backend, EditRequest(TEXT, "Fix it.", "a.txt")).tokens
-    backend.truncate(0)
-    backend.eval(prompt[:10], n_logits=1)
-    plain = list(generate(ReferenceBackend(), prompt, DecodeOptions(20)))[-1]
-    got = list(generate(backend, prompt, DecodeOptions(20), reuse=prompt))
-    assert got[0].reused == 10 and got[-1].tokens == plain.tokens
 
 
 def session(**kw) -> Session:

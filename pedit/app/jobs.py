@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
@@ -127,20 +127,19 @@ class Job:
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
-    def scored(self, req: EditRequest) -> tuple[EditRequest, Sequence[int], Scored | None]:
+    def scored(self, req: EditRequest) -> tuple[EditRequest, Scored | None]:
         """fix's third tool (confusables.py): each confusion-set or number swap in the text
         is scored by the model (engine/likelihood.py), and those it finds likelier by
         THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
-        spelling's. Returns the request with that draft, the prompt tokens the cache holds
-        after the scoring (the rewrite reuses them), and the scores (None when nothing was
-        scored)."""
+        spelling's. Returns the request with that draft and the scores (None when nothing
+        was scored); the cache holds the prompt the scoring read (the rewrite reuses it)."""
         if not (self.spelling and self.options.confusables and self.keep_bias > 0):
-            return req, (), None
+            return req, None
         if not self.backend.capabilities.branch:
-            return req, (), None  # a server gives no logits; transformers reads no branch (costly)
+            return req, None  # a server gives no logits; transformers reads no branch (costly)
         swaps = confusables.candidates(req.text, req.filename)
         if not swaps:
-            return req, (), None
+            return req, None
         base = build_prompt(self.backend, req).tokens
         variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
                     for w in swaps]  # fmt: skip
@@ -151,11 +150,9 @@ class Job:
             kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
             draft = grammarcheck.draft(text, req.filename, kinds=kinds)
             req = replace(req, draft=None if draft == req.text else draft)
-        return req, base[: got.held], got
+        return req, got
 
-    def _events(
-        self, req: EditRequest, kind: str, whole: bool = True, reuse: Sequence[int] = ()
-    ) -> Iterator[Event]:
+    def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
         SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
         applies to an answer about the whole file only."""
@@ -168,7 +165,6 @@ class Job:
                 self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
                 drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
                 keep_bias=self.keep_bias, suggest_bias=self.suggest_bias, constraint=c, coalesce=o.coalesce,
-                reuse=reuse,
             )  # fmt: skip
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None
@@ -209,12 +205,12 @@ class Job:
         `score` (a rewrite drafted by the job's own suggestions, not a tool's): the
         confusion-set swaps are scored first (`scored`; the scoring's reading of the
         prompt, and its time and passes, count as the run's prefill)."""
-        reuse, got, t0 = (), None, time.perf_counter()
+        got, t0 = None, time.perf_counter()
         if score and kind == "rewrite":
-            req, reuse, got = self.scored(req)
+            req, got = self.scored(req)
         scoring = time.perf_counter() - t0
         try:
-            fin = render(self._events(req, kind, whole, reuse), label)
+            fin = render(self._events(req, kind, whole), label)
         except GrammarError as exc:  # found while decoding: no token satisfies it
             raise UsageError(f"{req.filename}: {exc}") from None
         if got is not None:

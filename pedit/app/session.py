@@ -51,8 +51,9 @@ class _Accepted:
 
 
 class Session:
-    """The working text, the accepted turns (undo / redo) and the tokens the backend's
-    cache holds. Not thread-safe: one turn at a time, accept/reject when it is done."""
+    """The working text and the accepted turns (undo / redo); the backend keeps what its
+    cache holds (backend.held), so a turn reads only what it adds. Not thread-safe: one
+    turn at a time, accept/reject when it is done."""
 
     def __init__(
         self,
@@ -72,7 +73,6 @@ class Session:
         self._done: list[_Accepted] = []  # accepted turns, oldest first
         self._undone: list[_Accepted] = []
         self._from = 0  # the conversation is _done[_from:] (it restarts when too long)
-        self._cached: list[int] = []  # a prefix of what the backend's cache holds
 
     # --- turns ---------------------------------------------------------------------------
 
@@ -109,26 +109,23 @@ class Session:
         t0 = time.perf_counter()
         first = reused = None
         finished: Finished | None = None
-        try:
-            events = edit_events(
-                self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
-                drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, reuse=self._cached,
-                keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
-                constraint=json_grammar(req.text, self.filename) if o.json_auto and not remote else None,
-            )  # fmt: skip
-            for event in events:
-                if isinstance(event, Prefilled):
-                    reused = event.reused
-                elif first is None and isinstance(event, TokenGenerated | TokensAccepted | TextReceived):
-                    first = time.perf_counter() - t0
-                elif isinstance(event, Finished):
-                    finished = event
-                yield event
-                if cancelled():
-                    events.close()
-                    break
-        finally:
-            self._remember_cache(prompt, finished)
+        events = edit_events(
+            self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
+            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost,
+            keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
+            constraint=json_grammar(req.text, self.filename) if o.json_auto and not remote else None,
+        )  # fmt: skip
+        for event in events:
+            if isinstance(event, Prefilled):
+                reused = event.reused
+            elif first is None and isinstance(event, TokenGenerated | TokensAccepted | TextReceived):
+                first = time.perf_counter() - t0
+            elif isinstance(event, Finished):
+                finished = event
+            yield event
+            if cancelled():
+                events.close()
+                break
         if finished is None:
             return
         incomplete(self.filename or "the file", req.text, finished)  # never offered as a rewrite
@@ -144,16 +141,6 @@ class Session:
         if self.backend.capabilities.logits:
             return len(build_prompt(self.backend, req).tokens)
         return remote_size(self.backend, req, "rewrite")
-
-    def _remember_cache(self, prompt: list[int], finished: Finished | None) -> None:
-        """What the cache holds after a run: the prompt, then the tokens fed back (every
-        emitted token but the last); after a cancelled run, the prompt alone is known."""
-        n = self.backend.n_past
-        if n < len(prompt) or not prompt:
-            self._cached = []
-        else:
-            fed = list(finished.tokens) if finished is not None else []
-            self._cached = (prompt + fed)[:n]
 
     # --- the answer ----------------------------------------------------------------------
 
@@ -202,11 +189,6 @@ class Session:
         self.saved = self.text
 
     def switch_backend(self, backend: Backend, cost: CostModel | None = None) -> None:
-        """Another model: nothing of the old cache can be reused."""
+        """Another model (its own cache: nothing of the old one is reused)."""
         self.backend = backend
-        self.forget_cache()
         self.options = replace(self.options, cost=cost)
-
-    def forget_cache(self) -> None:
-        """The backend was used for something else: the next turn prefills from scratch."""
-        self._cached = []

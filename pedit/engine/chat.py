@@ -51,13 +51,12 @@ def completion_events(
     draft: Sequence[int] = (),
     speculate: str = "auto",
     cost: CostModel | None = None,
-    reuse: Sequence[int] = (),
 ) -> Iterator[Event]:
     """Events of one completion of `prompt`. `draft`: the predicted tokens of the answer
-    (empty: none); `reuse`: what the backend's cache holds (the previous request's tokens),
-    whose prefix shared with this prompt is not evaluated again."""
+    (empty: none). The prefix this prompt shares with what the backend's cache holds (the
+    previous request's tokens) is not evaluated again (decode.prefill)."""
     if speculate == "off":
-        return generate(backend, prompt, options, reuse=reuse)
+        return generate(backend, prompt, options)
     drafters: list = [PromptLookup(), NGramDrafter()]
     if draft:
         drafters.insert(0, PredictedOutput(list(draft), start=len(prompt), token_bytes=backend.token_bytes))
@@ -68,6 +67,4 @@ def completion_events(
     else:
         cost = cost or measure(backend)
         planner = CostPlanner(cost, acceptance)
-    return speculative_generate(
-        backend, prompt, options, composite, planner, acceptance, cost=cost, reuse=reuse
-    )
+    return speculative_generate(backend, prompt, options, composite, planner, acceptance, cost=cost)

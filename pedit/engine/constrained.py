@@ -66,7 +66,6 @@ def constrained_generate(
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
-    reuse: Sequence[int] = (),
     keep: KeepBias | None = None,
 ) -> Iterator[Event]:
     """Events of one answer under `matcher`'s grammar. Drafts need coalescence and a
@@ -75,7 +74,7 @@ def constrained_generate(
         raise ValueError("drafts under a grammar need coalescence, a planner and a backend that rolls back")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
-    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse, cost)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until, cost)
     yield prefilled
     context = list(prompt)
     pending: list[int] = []  # emitted, not yet in the KV cache

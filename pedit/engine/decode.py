@@ -41,15 +41,16 @@ class PromptTooLong(ContextFull):
     pass
 
 
-def prefill(backend: Backend, prompt: Sequence[int], reuse: Sequence[int] = ()) -> tuple[np.ndarray, int]:
+def prefill(backend: Backend, prompt: Sequence[int]) -> tuple[np.ndarray, int]:
     """Start the sequence `prompt`: (logits [n_vocab] for the token after it, prompt tokens
-    reused). `reuse` is what the backend's cache holds now (its first n_past tokens, or a
-    prefix of them): the longest prefix it shares with `prompt` stays in the cache and only
-    the rest is evaluated, at least one token (its logits are needed). A session's next
-    turn shares the conversation so far, so its prefill is short."""
+    reused). The longest prefix `prompt` shares with what the backend's cache holds
+    (`backend.held`: whatever ran before) stays in the cache and only the rest is
+    evaluated, at least one token (its logits are needed). A session's next turn shares the
+    conversation so far; a file's next paragraph, and the next file, the system prompt
+    and the instruction."""
     if len(prompt) >= backend.n_ctx:
         raise PromptTooLong(0, len(prompt), backend.n_ctx)
-    keep = min(common_prefix(reuse, prompt), len(prompt) - 1, backend.n_past)
+    keep = min(common_prefix(backend.held, prompt), len(prompt) - 1)
     backend.truncate(keep)
     return backend.eval(prompt[keep:], n_logits=1)[0], keep
 
@@ -59,13 +60,12 @@ def begin(
     prompt: Sequence[int],
     options: DecodeOptions,
     until: FenceStream | None,
-    reuse: Sequence[int] = (),
     cost: CostModel | None = None,
 ) -> tuple[np.ndarray, Tracker, Emitter, Prefilled]:
     """What every decoding loop starts with: the prefill (logits [n_vocab] of the next
     token), the run's figures, the emitter, and the Prefilled event to yield."""
     t0 = time.perf_counter()
-    logits, reused = prefill(backend, prompt, reuse)
+    logits, reused = prefill(backend, prompt)
     tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
     event = Prefilled(len(prompt), tracker.prefill_seconds, reused)
     return logits, tracker, Emitter(backend, options.max_tokens, until), event
@@ -187,14 +187,13 @@ def generate(
     *,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
-    reuse: Sequence[int] = (),
     keep: KeepBias | None = None,
 ) -> Iterator[Event]:
     """Plain decoding. `until` filters the text and ends the run at the closing fence;
-    `rng` defaults to a Generator seeded with options.sampling.seed; `reuse`: see prefill;
-    `keep`: a keep-bias on the file's next token (keepbias.py)."""
+    `rng` defaults to a Generator seeded with options.sampling.seed; `keep`: a keep-bias on
+    the file's next token (keepbias.py)."""
     rng = rng if rng is not None else np.random.default_rng(options.sampling.seed)
-    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until)
     yield prefilled
     while True:
         token = sample(keep.bias(logits, [keep.target]) if keep else logits, options.sampling, rng)

@@ -80,7 +80,6 @@ def edit_events(
     cost: CostModel | None = None,
     rng: np.random.Generator | None = None,
     kind: str = "rewrite",
-    reuse: Sequence[int] = (),
     keep_bias: float = 0.0,
     suggest_bias: float | None = None,
     constraint: Constraint | None = None,
@@ -89,8 +88,9 @@ def edit_events(
     """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
     of new text about the file (kind "summary": no predicted draft). speculate: "off"
     (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
-    picks k from `cost`, measured now if not given). reuse: the tokens the backend's cache
-    holds (a session's previous turn), whose prefix shared with the prompt is kept.
+    picks k from `cost`, measured now if not given). The prefix the prompt shares with
+    what the backend's cache holds (a session's previous turn, a file's previous
+    paragraph: backend.held) is kept (decode.prefill).
     keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
     the same for every speculate mode; suggest_bias: the β on the draft's tokens that a
     tool changed (req.draft against req.text; None: keep_bias there too). constraint:
@@ -119,9 +119,9 @@ def edit_events(
         if matcher is not None:
             return constrained_generate(
                 backend, prompt.tokens, options, matcher, coalesce=coalesce, until=until, rng=rng,
-                reuse=reuse, keep=keep,
+                keep=keep,
             )  # fmt: skip
-        return generate(backend, prompt.tokens, options, until=until, rng=rng, reuse=reuse, keep=keep)
+        return generate(backend, prompt.tokens, options, until=until, rng=rng, keep=keep)
     chosen = make_drafters(drafters, prompt, backend.token_bytes)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
@@ -129,19 +129,18 @@ def edit_events(
         planner = FixedPlanner()
     else:
         if cost is None:
-            cost, reuse = measure(backend), ()  # measuring fills the cache with other tokens
+            cost = measure(backend)
         planner = CostPlanner(cost, acceptance)
     if matcher is not None:
         if not coalesce:
             raise ValueError("drafts under a grammar need coalescence")
         return constrained_generate(
             backend, prompt.tokens, options, matcher, drafter=composite, planner=planner,
-            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng,
-            reuse=reuse, keep=keep,
+            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng, keep=keep,
         )  # fmt: skip
     return speculative_generate(
         backend, prompt.tokens, options, composite, planner, acceptance,
-        draft_max=draft_max, cost=cost, until=until, rng=rng, reuse=reuse, keep=keep,
+        draft_max=draft_max, cost=cost, until=until, rng=rng, keep=keep,
     )  # fmt: skip
 
 

@@ -12,8 +12,10 @@ of b. Δ > 0: the model prefers the variant; a confusion set's wrong word costs 
 nats, a right one's alternative several the other way (scripts/confusables.py).
 
 Cost: the base is read once, with the log-probabilities of every position from the first
-variant's on, in slices (SLICE rows of logits at a time, not the prompt's length). That read
-is the prompt's own prefill: the cache keeps it for the rewrite (`held` tokens of it). A
+variant's on, in slices (SLICE rows of logits at a time, not the prompt's length); the
+prefix it shares with what the cache holds already (the system prompt and instruction of
+the previous paragraph or file) is not read again. That read is the prompt's own prefill:
+the cache keeps it for the rewrite (decode.prefill finds it in `backend.held`). A
 variant whose first different token is far less likely than the base's (by more than
 `PREFILTER` nats, or the caller's figure for it: no word after it made up for that in the
 measured cases) is not read at all; the others cost their window (about K + 3 tokens) and
@@ -34,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .decode import common_prefix
+
 WINDOW = 10  # K: tokens after a change that are scored with it
 PREFILTER = 4.0  # nats: a variant whose first token is this much less likely is not read
 SLICE = 64  # rows of logits at a time while reading the base
@@ -42,7 +46,6 @@ SLICE = 64  # rows of logits at a time while reading the base
 @dataclass(frozen=True)
 class Scored:
     deltas: list[float | None]  # per variant: Δ, or None (filtered out, or not a variant)
-    held: int  # the cache holds base[:held] afterwards: the rewrite reuses it
     read: int  # tokens evaluated, the variants' windows included (a test counts them)
     passes: int  # backend eval calls
     # per variant: log p(its first different token) - log p(the base's there), what the
@@ -73,21 +76,21 @@ def score(
     backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int = WINDOW,
     prefilter: Sequence[float] | None = None,
 ) -> Scored:  # fmt: skip
-    """Δ of each variant against `base` (module docstring); the cache starts empty of
-    anything else (truncated to 0) and ends holding base[:held]. `prefilter`: per variant,
+    """Δ of each variant against `base` (module docstring); the cache keeps what it shares
+    with base (up to the first variant's change), and ends holding a prefix of base: all of
+    it on a backend that reads a branch. `prefilter`: per variant,
     the nats its first token may fall short by and still be read (default PREFILTER)."""
     spans = [_span(base, v) for v in variants]
     live = [i for i, (p, qb, qv) in enumerate(spans) if p > 1 and (qb > p or qv > p)]
     deltas: list[float | None] = [None] * len(variants)
     left: list[float | None] = [None] * len(variants)
-    backend.truncate(0)
     if not live:
-        return Scored(deltas, 0, 0, 0, left)
+        return Scored(deltas, 0, 0, left)
     asked = {i: (spans[i][0], variants[i][spans[i][0]]) for i in live if spans[i][0] < len(variants[i])}
     lp, first_lp, read, passes = _read_base(backend, base, min(spans[i][0] for i in live), asked)
     for i in live:
         left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
-    held, branch = len(base), backend.capabilities.branch
+    held, branch = len(base), backend.capabilities.branch  # the cache holds base[:held]
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
         if i not in asked or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
@@ -108,17 +111,22 @@ def score(
         deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p : qb + k].sum())
         if not branch:
             backend.truncate(p - 1)
-    return Scored(deltas, held, read, passes, left)
+    return Scored(deltas, read, passes, left)
 
 
 def _read_base(
     backend, base: Sequence[int], first: int, asked: dict[int, tuple[int, int]]
 ) -> tuple[np.ndarray, dict[int, float], int, int]:
-    """Read base into the (empty) cache: (lp, first_lp, tokens read, passes), where lp[t] =
+    """Read base into the cache (what it holds of it already is kept, up to first - 1):
+    (lp, first_lp, tokens read, passes), where lp[t] =
     log p(base[t] | base[:t]) for t >= first, and first_lp[i] = log p(variant i's token at
     its position p | base[:p]) for each `asked` i: (p, token), p >= first >= 2."""
-    backend.eval(base[: first - 1])
-    read, passes = first - 1, 1
+    keep = min(common_prefix(backend.held, base), first - 1)
+    backend.truncate(keep)
+    read, passes = first - 1 - keep, 0
+    if read:
+        backend.eval(base[keep : first - 1])
+        passes = 1
     at: dict[int, list[tuple[int, int]]] = {}  # position -> [(variant, its token there)]
     for i, (p, tok) in asked.items():
         at.setdefault(p, []).append((i, tok))

@@ -1,6 +1,6 @@
 """Speculative decoding: draft, verify in one forward pass, keep what the model agrees with.
 
-    prefill(prompt, reuse); token = sample(prefill logits)               # as plain decoding
+    prefill(prompt); token = sample(prefill logits)               # as plain decoding
     repeat:
         proposals = every drafter's guess for what follows context      # cheap, no model
         draft     = the composed choice; k = planner(draft)              # k = 0: a plain step
@@ -45,14 +45,13 @@ def speculative_generate(
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
-    reuse: Sequence[int] = (),
     keep: KeepBias | None = None,
 ) -> Iterator[Event]:
     if not backend.capabilities.rollback:
         raise ValueError(f"backend {backend.name} cannot roll its cache back; use plain decoding")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
-    logits, tracker, out, prefilled = begin(backend, prompt, options, until, reuse, cost)
+    logits, tracker, out, prefilled = begin(backend, prompt, options, until, cost)
     yield prefilled
     context = list(prompt)
     token = sample(keep.bias(logits, [keep.target]) if keep else logits, s, rng)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ..engine.chat import chat_draft, chat_prompt, completion_events
 from ..engine.costmodel import CostModel
 from ..engine.decode import DecodeOptions
-from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated, TokensAccepted
+from ..events import Event, Finished, Progress, Stats, TokenGenerated, TokensAccepted
 from . import api
 
 
@@ -27,7 +27,6 @@ class Model:
         self._lock = threading.Lock()
         self._count = threading.Lock()
         self._waiting = 0
-        self._cached: list[int] = []
 
     def enter(self) -> None:
         with self._count:
@@ -43,7 +42,8 @@ class Model:
 
     def start(self, call: api.Call) -> Iterator[Event]:
         """The engine's events for one call (the caller holds the model). A prompt the
-        context cannot take is refused here, before any event."""
+        context cannot take is refused here, before any event. The prefix the prompt
+        shares with what the cache holds (the previous request's) is not read again."""
         prompt, draft = tokens(self.backend, call)
         n_ctx = self.backend.n_ctx
         if len(prompt) >= n_ctx:
@@ -52,27 +52,9 @@ class Model:
         options = call.options
         if options.max_tokens > n_ctx - len(prompt):
             options = DecodeOptions(n_ctx - len(prompt), options.sampling)
-        events = completion_events(
-            self.backend, prompt, options, draft=draft,
-            speculate=self.speculate, cost=self.cost, reuse=self._cached,
-        )  # fmt: skip
-        return self._keeping(prompt, events)
-
-    def _keeping(self, prompt: list[int], events: Iterator[Event]) -> Iterator[Event]:
-        """The events, noting what the cache holds (the next request's reuse): from the
-        prefill on, the prompt; at the end, the prompt and the answer. A run closed early
-        (a stop string, a client gone) leaves the prompt and some of the answer: only the
-        prompt is known for sure."""
-        self._cached = []  # the prefill is about to change the cache
-        try:
-            for event in events:
-                if isinstance(event, Prefilled):
-                    self._cached = list(prompt)
-                elif isinstance(event, Finished):
-                    self._cached = (prompt + list(event.tokens))[: self.backend.n_past]
-                yield event
-        finally:
-            events.close()  # closed early: the run stops at the pass it is in
+        return completion_events(
+            self.backend, prompt, options, draft=draft, speculate=self.speculate, cost=self.cost
+        )
 
 
 def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
