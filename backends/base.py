@@ -32,10 +32,12 @@ class Capabilities:
     # eval() gives logits. False: a remote server that returns text (backends/openai.py);
     # the engine runs engine/remote.py's loop for it, not the local one.
     logits: bool = True
-    # eval_branch(keep, tokens): tokens read after the first `keep` cached ones in a second
-    # sequence, the cache left as it was (llama.cpp: a copy of the prefix's cells, no
-    # compute; the reference backend). False: a caller truncates and reads again.
-    branch: bool = False
+    # eval_branches([(keep, tokens), ...]): each branch's tokens read after the first `keep`
+    # cached ones in a sequence of its own, several in one pass, the cache left as it was
+    # (llama.cpp: a copy of the prefix's cells, no compute; the reference backend). The
+    # figure: how many branches one pass reads (each of a few tokens); 0: no
+    # eval_branches, a caller truncates and reads again.
+    branch: int = 0
 
 
 class BackendError(RuntimeError):
@@ -93,9 +95,10 @@ class Backend(Protocol):
         """Keep the first n tokens of the KV cache, drop the rest."""
 
     # Only where capabilities.branch:
-    # def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
-    #     """eval(tokens, n_logits) as if the cache held only its first `keep` tokens, leaving
-    #     the cache exactly as it was (same n_past, same entries)."""
+    # def eval_branches(self, branches: Sequence[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
+    #     """For each (keep, tokens): eval(tokens, n_logits=len(tokens)) as if the cache held
+    #     only its first `keep` tokens; the cache left exactly as it was (same n_past, same
+    #     entries). The arrays are the caller's (copies)."""
 
     def close(self) -> None:
         """Free the model and its cache."""

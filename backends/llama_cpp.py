@@ -22,6 +22,8 @@ import numpy as np
 from .base import BackendError, Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
+BRANCHES = 7  # sequences eval_branches reads in one llama_decode (besides sequence 0)
+
 
 def default_threads() -> int:
     """CPUs this process may run on (cgroup/affinity aware), at least 1."""
@@ -81,9 +83,9 @@ class LlamaCppBackend:
         cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
         cp.n_batch = cp.n_ubatch = min(n_batch, cp.n_ctx)  # llama.cpp caps a batch at n_ctx anyway
         cp.n_threads = cp.n_threads_batch = threads
-        # a second sequence for eval_branch, in the same cells (unified: the first keeps
-        # all n_ctx of them; a branch shares its prefix's cells and adds only its own)
-        cp.n_seq_max, cp.kv_unified = 2, True
+        # sequences for eval_branches, in the same cells (unified: the first keeps all
+        # n_ctx of them; a branch shares its prefix's cells and adds only its own)
+        cp.n_seq_max, cp.kv_unified = BRANCHES + 1, True
         ctx = L.llama_init_from_model(model, cp)
         if not ctx:
             L.llama_model_free(model)
@@ -103,7 +105,7 @@ class LlamaCppBackend:
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
         self.capabilities = Capabilities(
-            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=True
+            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=BRANCHES
         )
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
         template = L.llama_model_chat_template(model, None)
@@ -177,37 +179,61 @@ class LlamaCppBackend:
             self._held += chunk
         return out
 
-    def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
-        """Sequence 1 gets the cells of sequence 0's first `keep` tokens (no compute), the
-        tokens are read there, and sequence 1 is dropped: sequence 0 is as it was."""
-        n = len(tokens)
-        if not n or not 1 <= n_logits <= n or n > self._n_batch or not 0 < keep <= self.n_past:
-            raise ValueError(f"eval_branch: keep={keep} of {self.n_past}, {n} tokens, n_logits={n_logits}")
-        check_room(self.n_past, n, self.n_ctx)  # the branch's cells come out of the same n_ctx
-        L = self._L
-        L.llama_memory_seq_cp(self._mem, 0, 1, 0, keep)
-        try:
-            self._decode(tokens, n - n_logits, at=keep, seq=1)
-            rows = L.llama_get_logits(self._ctx)
-            return np.ctypeslib.as_array(rows, shape=(n_logits, self.n_vocab)).copy()
-        finally:
-            L.llama_memory_seq_rm(self._mem, 1, -1, -1)
+    def eval_branches(self, branches: Sequence[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
+        """Branch j gets sequence j+1, holding the cells of sequence 0's first `keep` tokens
+        (a copy of their metadata, no compute); up to BRANCHES of them are read in one
+        llama_decode (as many tokens as a batch takes), every row's logits kept; then the
+        branch sequences are dropped: sequence 0 is as it was."""
+        for keep, tokens in branches:
+            if not tokens or len(tokens) > self._n_batch or not 0 < keep <= self.n_past:
+                raise ValueError(f"eval_branches: keep={keep} of {self.n_past}, {len(tokens)} tokens")
+        out: list[np.ndarray] = []
+        group: list[tuple[int, Sequence[int]]] = []
+        for branch in branches:
+            size = sum(len(t) for _, t in group) + len(branch[1])
+            if group and (len(group) == BRANCHES or size > self._n_batch):
+                out += self._read_branches(group)
+                group = []
+            group.append(branch)
+        return out + (self._read_branches(group) if group else [])
 
-    def _decode(self, chunk: Sequence[int], first_out: int, at: int | None = None, seq: int = 0) -> None:
-        """llama_decode `chunk` at n_past.. (or at `at`..; n_past is not advanced) in sequence
-        `seq`, with logits from index first_out on."""
-        L, batch = self._L, self._batch
-        start = self.n_past if at is None else at
-        batch.n_tokens = len(chunk)
-        for i, tok in enumerate(chunk):
+    def _read_branches(self, group: list[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
+        n = sum(len(t) for _, t in group)
+        check_room(self.n_past, n, self.n_ctx)  # the branches' cells come out of the same n_ctx
+        L, mem = self._L, self._mem
+        for s, (keep, _) in enumerate(group, 1):
+            L.llama_memory_seq_cp(mem, 0, s, 0, keep)
+        try:
+            self._fill([(tok, keep + i, s, True) for s, (keep, toks) in enumerate(group, 1)
+                        for i, tok in enumerate(toks)])  # fmt: skip
+            rc = L.llama_decode(self._ctx, self._batch)
+            if rc != 0:
+                raise BackendError(f"llama_decode failed with code {rc} (reading branches)")
+            rows = np.ctypeslib.as_array(L.llama_get_logits(self._ctx), shape=(n, self.n_vocab))
+            cuts = np.cumsum([len(t) for _, t in group])[:-1]
+            return [r.copy() for r in np.split(rows, cuts)]
+        finally:
+            for s in range(1, len(group) + 1):
+                L.llama_memory_seq_rm(mem, s, -1, -1)
+
+    def _fill(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """The batch: (token, position, sequence, logits wanted) per row."""
+        batch = self._batch
+        batch.n_tokens = len(entries)
+        for i, (tok, pos, seq, out) in enumerate(entries):
             batch.token[i] = tok
-            batch.pos[i] = start + i
+            batch.pos[i] = pos
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = seq
-            batch.logits[i] = 1 if i >= first_out else 0
-        rc = L.llama_decode(self._ctx, batch)
+            batch.logits[i] = out
+
+    def _decode(self, chunk: Sequence[int], first_out: int) -> None:
+        """llama_decode `chunk` at n_past.. in sequence 0, with logits from index first_out on."""
+        start = self.n_past
+        self._fill([(tok, start + i, 0, i >= first_out) for i, tok in enumerate(chunk)])
+        rc = self._L.llama_decode(self._ctx, self._batch)
         if rc != 0:
-            L.llama_memory_seq_rm(self._mem, seq, start, -1)
+            self._L.llama_memory_seq_rm(self._mem, 0, start, -1)
             raise BackendError(f"llama_decode failed with code {rc}")
 
     def truncate(self, n: int) -> None:

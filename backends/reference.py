@@ -29,6 +29,8 @@ import numpy as np
 from .base import Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
+BRANCHES = 7  # branches eval_branches counts as one pass (llama.cpp's figure)
+
 COPY_CONTEXT = 24  # the copy term matches up to this many tokens of context
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 # fmt: off
@@ -46,7 +48,7 @@ class ReferenceBackend:
     """Tiny deterministic model. Weights come from `seed`; `copy` is the induction strength."""
 
     name = "reference"
-    capabilities = Capabilities(rollback=True, branch=True)
+    capabilities = Capabilities(rollback=True, branch=BRANCHES)
 
     def __init__(
         self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 10.0, n_threads=None
@@ -146,14 +148,18 @@ class ReferenceBackend:
             ends = longer
         return int(arr[ends[-1] + 1]) if ends.size else None
 
-    def eval_branch(self, keep: int, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
-        """eval after the first `keep` tokens, the cache put back as it was."""
+    def eval_branches(self, branches: Sequence[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
+        """Each branch: eval after the first `keep` tokens (every row's logits), the cache
+        put back as it was."""
+        return [self._branch(keep, tokens) for keep, tokens in branches]
+
+    def _branch(self, keep: int, tokens: Sequence[int]) -> np.ndarray:
         if not 0 < keep <= len(self._tokens):
-            raise ValueError(f"eval_branch: keep={keep} of {len(self._tokens)}")
+            raise ValueError(f"eval_branches: keep={keep} of {len(self._tokens)}")
         saved = self._tokens[keep:], self._states[keep:]
         self.truncate(keep)
         try:
-            return self.eval(tokens, n_logits=n_logits)
+            return self.eval(tokens, n_logits=len(tokens))
         finally:
             self.truncate(keep)
             self._tokens += saved[0]

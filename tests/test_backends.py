@@ -119,7 +119,7 @@ def test_held_is_what_the_cache_holds(backend):
     backend.eval(toks[5:9])
     assert list(backend.held) == toks[:9] and backend.n_past == 9
     if backend.capabilities.branch:
-        backend.eval_branch(4, toks[:3])
+        backend.eval_branches([(4, toks[:3])])
         assert list(backend.held) == toks[:9]
     long = (toks * 40)[: backend.n_ctx // 2]
     backend.truncate(0)
@@ -128,25 +128,32 @@ def test_held_is_what_the_cache_holds(backend):
     assert all(type(t) is int for t in backend.held)
 
 
-def test_a_branch_reads_after_a_prefix_and_leaves_the_cache_as_it_was(backend):
-    """eval_branch (where declared): the logits a rollback to the prefix and a fresh read
-    give, and afterwards the cache holds the whole sequence still (its next logits are
-    what they were)."""
+def test_branches_read_after_a_prefix_and_leave_the_cache_as_it_was(backend):
+    """eval_branches (where declared): each branch's logits are what a rollback to its
+    prefix and a fresh read give, more branches than one pass reads included, and
+    afterwards the cache holds the whole sequence still (its next logits are what they
+    were)."""
     if not backend.capabilities.branch:
         pytest.skip(f"{backend.name} reads no branch (the caller truncates)")
     toks = _prompt(backend)
-    other = backend.tokenize(" completely different words")
+    words = [" completely different words", " and", " something else again, longer"]
+    branches = [
+        (1 + j % (len(toks) - 1), backend.tokenize(words[j % 3]))
+        for j in range(backend.capabilities.branch + 2)
+    ]
     backend.eval(toks)
-    branched = backend.eval_branch(8, other, n_logits=len(other)).copy()
-    assert backend.n_past == len(toks)
+    got = backend.eval_branches(branches)
+    assert backend.n_past == len(toks) and list(backend.held) == toks
     backend.truncate(len(toks) - 1)
     after = backend.eval(toks[-1:]).copy()
-    backend.truncate(0)
-    fresh = backend.eval(toks[:8] + other, n_logits=len(other)).copy()
+    tol = TOLERANCE[backend.name]
+    assert len(got) == len(branches)
+    for (keep, other), branched in zip(branches, got, strict=True):
+        backend.truncate(0)
+        fresh = backend.eval(toks[:keep] + other, n_logits=len(other))
+        np.testing.assert_allclose(branched, fresh, atol=tol, rtol=0)
     backend.truncate(0)
     whole = backend.eval(toks).copy()
-    tol = TOLERANCE[backend.name]
-    np.testing.assert_allclose(branched, fresh, atol=tol, rtol=0)
     np.testing.assert_allclose(after, whole, atol=tol, rtol=0)
 
 

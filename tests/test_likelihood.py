@@ -17,10 +17,10 @@ from pedit.engine import likelihood
 from pedit.engine.likelihood import PREFILTER, WINDOW, score
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["branch", "truncate"])
+@pytest.fixture(scope="module", params=[7, 1, 0], ids=["branches", "branch", "truncate"])
 def backend(request):
-    """The reference backend reading each variant in a second sequence (eval_branch), and
-    as a backend without one (truncate and read again)."""
+    """The reference backend reading the variants in sequences of their own (eval_branches;
+    seven or one a pass), and as a backend without them (truncate and read again)."""
     b = open_backend("reference")
     b.capabilities = Capabilities(rollback=True, branch=request.param)
     yield b

@@ -18,10 +18,11 @@ the previous paragraph or file) is not read again. That read is the prompt's own
 the cache keeps it for the rewrite (decode.prefill finds it in `backend.held`). A
 variant whose first different token is far less likely than the base's (by more than
 `PREFILTER` nats, or the caller's figure for it: no word after it made up for that in the
-measured cases) is not read at all; the others cost their window (about K + 3 tokens) and
-are read in a second sequence that shares the base's prefix (a backend that declares
-`branch`: llama.cpp, where that costs no compute), so the whole base stays in the cache for
-the rewrite; on a backend without it, each puts the cache back at the position it started
+measured cases) is not read at all; the others cost their window (about K + 3 tokens),
+each read in a sequence of its own that shares the base's prefix, several in one pass (a
+backend that declares `branch`: llama.cpp, where the sharing costs no compute and a pass of
+seven windows about what a pass of one does on a CPU), so the whole base stays in the
+cache for the rewrite; on a backend without it, each puts the cache back at the position it started
 from (the base between two of them is read again), and the rewrite reads the base again
 from the last of them.
 
@@ -90,27 +91,33 @@ def score(
     lp, first_lp, read, passes = _read_base(backend, base, min(spans[i][0] for i in live), asked)
     for i in live:
         left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
-    held, branch = len(base), backend.capabilities.branch  # the cache holds base[:held]
+    todo = []  # (variant, p, end of its window in base, its window's tokens from p - 1)
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
-        if i not in asked or left[i] < -(PREFILTER if prefilter is None else prefilter[i]):
-            continue
-        k = min(window, len(base) - qb)
-        seg = list(variants[i][p - 1 : qv + k])
-        if branch:  # read in a second sequence: the base stays whole in the cache
-            logits = backend.eval_branch(p - 1, seg, n_logits=len(seg))
-        else:
-            if held > p - 1:
-                backend.truncate(p - 1)
-            elif held < p - 1:  # an earlier variant's window left the cache shorter: the gap
-                backend.eval(base[held : p - 1])
-                read, passes = read + p - 1 - held, passes + 1
-            held = p - 1
-            logits = backend.eval(seg, n_logits=len(seg))
-        read, passes = read + len(seg), passes + 1
-        deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p : qb + k].sum())
-        if not branch:
+        if i in asked and left[i] >= -(PREFILTER if prefilter is None else prefilter[i]):
+            k = min(window, len(base) - qb)
+            todo.append((i, p, qb + k, list(variants[i][p - 1 : qv + k])))
+    per = backend.capabilities.branch
+    if per:  # each in a sequence of its own, `per` in one pass: the base stays whole in the cache
+        for at in range(0, len(todo), per):
+            group = todo[at : at + per]
+            got = backend.eval_branches([(p - 1, seg) for _, p, _, seg in group])
+            for (i, p, end, seg), logits in zip(group, got, strict=True):
+                deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
+            read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
+        return Scored(deltas, read, passes, left)
+    held = len(base)  # the cache holds base[:held]
+    for i, p, end, seg in todo:
+        if held > p - 1:
             backend.truncate(p - 1)
+        elif held < p - 1:  # an earlier variant's window left the cache shorter: the gap
+            backend.eval(base[held : p - 1])
+            read, passes = read + p - 1 - held, passes + 1
+        held = p - 1
+        logits = backend.eval(seg, n_logits=len(seg))
+        read, passes = read + len(seg), passes + 1
+        deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
+        backend.truncate(p - 1)
     return Scored(deltas, read, passes, left)
 
 
