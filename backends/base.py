@@ -38,6 +38,9 @@ class Capabilities:
     # figure: how many branches one pass reads (each of a few tokens); 0: no
     # eval_branches, a caller truncates and reads again.
     branch: int = 0
+    # save_state() / load_state(tokens, data): the cache's cells as bytes and back, so a
+    # prompt's shared start is read once per machine (pedit/app/prefixcache.py)
+    state: bool = False
 
 
 class BackendError(RuntimeError):
@@ -99,6 +102,13 @@ class Backend(Protocol):
     #     """For each (keep, tokens): eval(tokens, n_logits=len(tokens)) as if the cache held
     #     only its first `keep` tokens; the cache left exactly as it was (same n_past, same
     #     entries). The arrays are the caller's (copies)."""
+
+    # Only where capabilities.state:
+    # def save_state(self) -> bytes:
+    #     """The cache's cells (the tokens of `held`), in the backend's own format."""
+    # def load_state(self, tokens: Sequence[int], data: bytes) -> None:
+    #     """The cache set to what save_state gave for `tokens` (same model, same context
+    #     size); BackendError if the backend cannot load it (the cache is left empty)."""
 
     def close(self) -> None:
         """Free the model and its cache."""

@@ -101,11 +101,12 @@ class LlamaCppBackend:
         self._held: list[int] = []  # the tokens of sequence 0's cells, in order
         self._pieces: dict[int, bytes] = {}
         self.path = path
+        self.library_version = getattr(L, "__version__", "")  # a saved state's format follows it
         self.n_threads = threads
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
         self.capabilities = Capabilities(
-            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=BRANCHES
+            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=BRANCHES, state=True
         )
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
         template = L.llama_model_chat_template(model, None)
@@ -244,6 +245,24 @@ class LlamaCppBackend:
         if not self._L.llama_memory_seq_rm(self._mem, 0, n, -1):
             raise BackendError(f"llama.cpp could not roll the KV cache back to {n} tokens")
         del self._held[n:]
+
+    def save_state(self) -> bytes:
+        """Sequence 0's cells, serialized by llama.cpp (llama_state_seq_get_data)."""
+        L = self._L
+        size = L.llama_state_seq_get_size(self._ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        n = L.llama_state_seq_get_data(self._ctx, buf, size, 0)
+        if not n:
+            raise BackendError("llama.cpp could not save the cache's state")
+        return ctypes.string_at(buf, n)
+
+    def load_state(self, tokens: Sequence[int], data: bytes) -> None:
+        self.truncate(0)
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if not self._L.llama_state_seq_set_data(self._ctx, buf, len(data), 0):
+            self._L.llama_memory_seq_rm(self._mem, 0, -1, -1)
+            raise BackendError("llama.cpp could not load the saved state")
+        self._held = [int(t) for t in tokens]
 
     def close(self) -> None:
         self._finalizer()

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Capabilities, check_room, detokenize_bytes
+from .base import BackendError, Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
 BRANCHES = 7  # branches eval_branches counts as one pass (llama.cpp's figure)
@@ -48,7 +48,7 @@ class ReferenceBackend:
     """Tiny deterministic model. Weights come from `seed`; `copy` is the induction strength."""
 
     name = "reference"
-    capabilities = Capabilities(rollback=True, branch=BRANCHES)
+    capabilities = Capabilities(rollback=True, branch=BRANCHES, state=True)
 
     def __init__(
         self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 10.0, n_threads=None
@@ -170,6 +170,19 @@ class ReferenceBackend:
             raise ValueError("truncate: n must be >= 0")
         del self._tokens[n:]
         del self._states[n:]
+
+    def save_state(self) -> bytes:
+        """The hidden states, float64 (exact)."""
+        return np.asarray(self._states, dtype=np.float64).tobytes()
+
+    def load_state(self, tokens: Sequence[int], data: bytes) -> None:
+        self.truncate(0)
+        dim = self._A.shape[0]
+        if len(data) != len(tokens) * dim * 8:
+            raise BackendError(f"a saved state of {len(data)} bytes is not {len(tokens)} tokens' states")
+        states = np.frombuffer(data, dtype=np.float64).reshape(len(tokens), dim)
+        self._tokens = [int(t) for t in tokens]
+        self._states = list(states.copy())
 
     def close(self) -> None:
         self.truncate(0)

@@ -22,10 +22,13 @@ class Stats:
     plain_step_seconds: float | None = None  # a plain one-token step, measured in this run
     speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
     coalesced_tokens: int = 0  # tokens a grammar forced, emitted without a forward pass of their own
+    cached_tokens: int = 0  # prompt tokens found in the backend's cache, not read again
 
     @property
     def prefill_tokens_per_second(self) -> float:
-        return self.prompt_tokens / self.prefill_seconds if self.prefill_seconds else 0.0
+        """Prompt tokens read (the cached ones were not) per second of prefill."""
+        read = self.prompt_tokens - self.cached_tokens
+        return read / self.prefill_seconds if self.prefill_seconds else 0.0
 
     @property
     def decode_tokens_per_second(self) -> float:
@@ -50,7 +53,7 @@ class Stats:
             sum(x.prefill_seconds for x in runs), decode, runs[-1].stop_reason if runs else "",
             sum(x.accepted_prediction_tokens for x in runs), sum(x.rejected_prediction_tokens for x in runs),
             by, plain / tokens if plain and tokens else None, plain / decode if plain and decode else None,
-            sum(x.coalesced_tokens for x in runs),
+            sum(x.coalesced_tokens for x in runs), sum(x.cached_tokens for x in runs),
         )  # fmt: skip
 
     def to_dict(self) -> dict:

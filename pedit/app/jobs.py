@@ -17,6 +17,7 @@ from pathlib import PurePath
 from ..backends import Backend, count_tokens
 from ..engine import likelihood
 from ..engine.costmodel import CostModel
+from ..engine.decode import common_prefix
 from ..engine.edit import DRAFTERS, edit_events
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
@@ -24,9 +25,11 @@ from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
-from ..events import Event, Finished
+from ..events import Event, Finished, Prefilled, Progress
+from ..models import cache_root
 from ..request import EditRequest
-from . import confusables, grammarcheck, guard
+from . import confusables, grammarcheck, guard, prefixcache
+from .calibration import identity
 from .chunking import chunks
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
@@ -63,6 +66,9 @@ class EngineOptions:
     constraint: Constraint | None = None  # --schema / --regex / --grammar: what every answer must match
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True  # forced tokens take no forward pass of their own (engine/constrained.py)
+    # the prompt's shared start (system prompt, instruction) kept on disk across commands
+    # (prefixcache.py; --no-prompt-cache)
+    prompt_cache: bool = True
 
 
 @dataclass(frozen=True)
@@ -152,6 +158,15 @@ class Job:
             req = replace(req, draft=None if draft == req.text else draft)
         return req, got
 
+    def stem(self, req: EditRequest, kind: str) -> list[int]:
+        """The start every run of this job's prompts shares (chat template, system prompt,
+        instruction; not the part note, the file's name or text): the common prefix of this
+        request's prompt and one for no file."""
+        build = build_summary_prompt if kind == "summary" else build_prompt
+        mine = build(self.backend, req).tokens
+        none = build(self.backend, replace(self.request("", "\x00"), draft=None)).tokens
+        return mine[: common_prefix(mine, none)]
+
     def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
         SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
@@ -205,18 +220,25 @@ class Job:
         `score` (a rewrite drafted by the job's own suggestions, not a tool's): the
         confusion-set swaps are scored first (`scored`; the scoring's reading of the
         prompt, and its time and passes, count as the run's prefill)."""
-        got, t0 = None, time.perf_counter()
+        t0, passes = time.perf_counter(), 0
+        local = self.backend.capabilities.logits
+        if local:  # the prompt's start from memory or disk, else read and saved (prefixcache.py)
+            prompt = (build_summary_prompt if kind == "summary" else build_prompt)(self.backend, req).tokens
+            cached = common_prefix(self.backend.held, prompt)
+            if self.options.prompt_cache:
+                stem = self.stem(req, kind)[: len(prompt) - 1]
+                r = prefixcache.ready(self.backend, identity(self.backend), stem, cache_root() / "prefixes")
+                cached, passes = max(cached, len(stem) if r.loaded else 0), (1 if r.read else 0)
         if score and kind == "rewrite":
             req, got = self.scored(req)
-        scoring = time.perf_counter() - t0
+            passes += got.passes if got is not None else 0
+        events = self._events(req, kind, whole)
+        if local:  # the figures count what ran before the run's own prefill
+            events = _counted(events, time.perf_counter() - t0, passes, min(cached, len(prompt) - 1))
         try:
-            fin = render(self._events(req, kind, whole), label)
+            fin = render(events, label)
         except GrammarError as exc:  # found while decoding: no token satisfies it
             raise UsageError(f"{req.filename}: {exc}") from None
-        if got is not None:
-            st = fin.stats
-            passes, prefill = st.forward_passes + got.passes, st.prefill_seconds + scoring
-            fin = replace(fin, stats=replace(st, prefill_seconds=prefill, forward_passes=passes))
         if kind == "rewrite":
             incomplete(req.filename, req.text, fin, self.force)
             if self.template.name == "fix":
@@ -313,6 +335,25 @@ class Job:
         ))  # fmt: skip
         final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
         return Outcome(final.text, stats + final.stats)
+
+
+def _counted(events: Iterator[Event], seconds: float, passes: int, cached: int) -> Iterator[Event]:
+    """A run's events, its prefill including what read its prompt before it (the prompt
+    cache, the scoring: the run found their tokens in the cache): their seconds and passes,
+    and as cached only what the cache held or the disk gave before them, so the figures the
+    user sees are the run's whole cost."""
+    try:
+        for ev in events:
+            if isinstance(ev, Prefilled):
+                ev = Prefilled(ev.prompt_tokens, ev.seconds + seconds, cached)
+            elif isinstance(ev, Progress | Finished):
+                st = ev.stats
+                st = replace(st, prefill_seconds=st.prefill_seconds + seconds, cached_tokens=cached,
+                             forward_passes=st.forward_passes + passes)  # fmt: skip
+                ev = replace(ev, stats=st)
+            yield ev
+    finally:
+        events.close()  # stopped early: the run stops at the pass it is in
 
 
 def _cut_like(draft: str, pieces: list[str]) -> list[str] | None:

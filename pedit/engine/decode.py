@@ -66,7 +66,7 @@ def begin(
     token), the run's figures, the emitter, and the Prefilled event to yield."""
     t0 = time.perf_counter()
     logits, reused = prefill(backend, prompt)
-    tracker = Tracker(len(prompt), time.perf_counter() - t0, cost)
+    tracker = Tracker(len(prompt), time.perf_counter() - t0, cost, reused)
     event = Prefilled(len(prompt), tracker.prefill_seconds, reused)
     return logits, tracker, Emitter(backend, options.max_tokens, until), event
 
@@ -127,8 +127,11 @@ class Tracker:
     slower than a plain step, and every such scaling tried overstated plain decoding
     (docs/engine.md#figures, scripts/live_speedup.py)."""
 
-    def __init__(self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None):
+    def __init__(
+        self, prompt_tokens: int, prefill_seconds: float, cost: CostModel | None = None, cached: int = 0
+    ):
         self.prompt_tokens, self.prefill_seconds, self.cost = prompt_tokens, prefill_seconds, cost
+        self.cached = cached  # prompt tokens found in the cache
         self.start = time.perf_counter()
         self.passes = 1
         self.accepted = self.rejected = 0
@@ -176,7 +179,7 @@ class Tracker:
             self.prompt_tokens, completion_tokens, self.passes, self.prefill_seconds, decode, stop,
             self.accepted, self.rejected, dict(self.by_drafter),
             plain / completion_tokens if plain and completion_tokens else None,
-            plain / decode if plain and decode > 0 else None, self.coalesced,
+            plain / decode if plain and decode > 0 else None, self.coalesced, self.cached,
         )  # fmt: skip
 
 

@@ -52,6 +52,7 @@ class Scored:
     # per variant: log p(its first different token) - log p(the base's there), what the
     # prefilter reads (None: not a variant)
     left: list[float | None]
+    kept: int = 0  # tokens of base the cache held already (not read)
 
 
 def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
@@ -88,7 +89,9 @@ def score(
     if not live:
         return Scored(deltas, 0, 0, left)
     asked = {i: (spans[i][0], variants[i][spans[i][0]]) for i in live if spans[i][0] < len(variants[i])}
-    lp, first_lp, read, passes = _read_base(backend, base, min(spans[i][0] for i in live), asked)
+    first = min(spans[i][0] for i in live)
+    kept = min(common_prefix(backend.held, base), first - 1)
+    lp, first_lp, read, passes = _read_base(backend, base, first, kept, asked)
     for i in live:
         left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
     todo = []  # (variant, p, end of its window in base, its window's tokens from p - 1)
@@ -105,7 +108,7 @@ def score(
             for (i, p, end, seg), logits in zip(group, got, strict=True):
                 deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
             read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
-        return Scored(deltas, read, passes, left)
+        return Scored(deltas, read, passes, left, kept)
     held = len(base)  # the cache holds base[:held]
     for i, p, end, seg in todo:
         if held > p - 1:
@@ -118,17 +121,16 @@ def score(
         read, passes = read + len(seg), passes + 1
         deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
         backend.truncate(p - 1)
-    return Scored(deltas, read, passes, left)
+    return Scored(deltas, read, passes, left, kept)
 
 
 def _read_base(
-    backend, base: Sequence[int], first: int, asked: dict[int, tuple[int, int]]
+    backend, base: Sequence[int], first: int, keep: int, asked: dict[int, tuple[int, int]]
 ) -> tuple[np.ndarray, dict[int, float], int, int]:
-    """Read base into the cache (what it holds of it already is kept, up to first - 1):
-    (lp, first_lp, tokens read, passes), where lp[t] =
+    """Read base into the cache, whose first `keep` tokens are base's already (keep <
+    first): (lp, first_lp, tokens read, passes), where lp[t] =
     log p(base[t] | base[:t]) for t >= first, and first_lp[i] = log p(variant i's token at
     its position p | base[:p]) for each `asked` i: (p, token), p >= first >= 2."""
-    keep = min(common_prefix(backend.held, base), first - 1)
     backend.truncate(keep)
     read, passes = first - 1 - keep, 0
     if read:

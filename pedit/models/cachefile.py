@@ -26,3 +26,16 @@ def write_cache_file(path: Path, text: str) -> None:
 
 def warn_stderr(line: str) -> None:
     print(f"pedit: warning: {line}", file=sys.stderr)
+
+
+def write_cache_bytes(path: Path, data: bytes) -> None:
+    """write_cache_file for bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

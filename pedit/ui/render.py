@@ -63,8 +63,9 @@ def stats_line(stats: Stats) -> str:
         parts.append(f"{stats.coalesced_tokens} forced by the grammar without a pass")
     if stats.forward_passes or not stats.completion_tokens:  # a server may not say (remote: 0)
         parts.append(f"{stats.forward_passes} forward passes")
+    cached = f" ({stats.cached_tokens} cached)" if stats.cached_tokens else ""
     parts += [
-        f"prompt {stats.prompt_tokens} tokens in {stats.prefill_seconds:.1f}s "
+        f"prompt {stats.prompt_tokens} tokens{cached} in {stats.prefill_seconds:.1f}s "
         f"({stats.prefill_tokens_per_second:.0f} tok/s)",
         f"stop: {stats.stop_reason}",
     ]
