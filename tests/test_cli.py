@@ -252,7 +252,10 @@ def test_speculation_flags_never_change_the_output(essay, tmp_path):
     assert len({out for out, _ in runs.values()}) == 1
     off = runs["--speculate off"][1]
     fixed = runs["--speculate fixed --draft-max 4"][1]
-    assert off["accepted_prediction_tokens"] == 0 and off["forward_passes"] == off["completion_tokens"] + 1
+    # plain decoding: a pass per token after the prompt's; the first run also reads the prompt's
+    # shared start in a pass of its own and saves it, and the later runs load it (the prompt cache)
+    assert off["accepted_prediction_tokens"] == 0 and off["forward_passes"] == off["completion_tokens"] + 2
+    assert off["cached_tokens"] == 0 and all(r["cached_tokens"] > 0 for _, r in list(runs.values())[1:])
     assert fixed["forward_passes"] < off["forward_passes"] and fixed["accepted_prediction_tokens"] > 0
     assert fixed["speculate"] == "fixed" and fixed["draft_max"] == 4 and fixed["backend"] == "reference"
     assert fixed["device"] == "cpu"

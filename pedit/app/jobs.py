@@ -231,10 +231,11 @@ class Job:
                 cached, passes = max(cached, len(stem) if r.loaded else 0), (1 if r.read else 0)
         if score and kind == "rewrite":
             req, got = self.scored(req)
-            passes += got.passes if got is not None else 0
+            if got is not None:  # what it kept of the cache (less: it read some of it again)
+                cached, passes = min(cached, got.kept), passes + got.passes
         events = self._events(req, kind, whole)
         if local:  # the figures count what ran before the run's own prefill
-            events = _counted(events, time.perf_counter() - t0, passes, min(cached, len(prompt) - 1))
+            events = _counted(events, time.perf_counter() - t0, passes, cached)
         try:
             fin = render(events, label)
         except GrammarError as exc:  # found while decoding: no token satisfies it
@@ -340,11 +341,13 @@ class Job:
 def _counted(events: Iterator[Event], seconds: float, passes: int, cached: int) -> Iterator[Event]:
     """A run's events, its prefill including what read its prompt before it (the prompt
     cache, the scoring: the run found their tokens in the cache): their seconds and passes,
-    and as cached only what the cache held or the disk gave before them, so the figures the
-    user sees are the run's whole cost."""
+    and as cached only what the cache held or the disk gave before them and no one read
+    again (at most what the run's own prefill found), so the figures the user sees are the
+    run's whole cost."""
     try:
         for ev in events:
             if isinstance(ev, Prefilled):
+                cached = min(cached, ev.reused)
                 ev = Prefilled(ev.prompt_tokens, ev.seconds + seconds, cached)
             elif isinstance(ev, Progress | Finished):
                 st = ev.stats

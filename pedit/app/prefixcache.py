@@ -15,7 +15,8 @@ the backend library's version, FORMAT and the exact stem tokens. A file is used 
 header names that key, its tokens are the stem and the SHA-256 of its state matches: a
 damaged, truncated or foreign file is a miss (read again and overwritten), never a crash or
 a different answer. Each file is a few MB (28 KB a token on the 1.5B model); the LRU
-KEEP newest are kept.
+KEEP newest are kept. A cache that cannot be written costs one warning line per process
+and directory (every later command reads the start again), never the run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ FORMAT = 1
 MAGIC = b"pedit-prefix-1\n"
 KEEP = 16  # files kept (the least recently used go first)
 SHORTEST = 16  # a stem shorter than this is not worth a file
+_warned: set[Path] = set()  # directories already warned about in this process
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,9 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
         write_cache_bytes(path, pack(k, stem, backend.save_state()))
         _evict(cache_dir)
     except (OSError, BackendError) as exc:
-        warn(f"cannot write the prompt cache ({exc}); the prompt is read again next time")
+        if cache_dir not in _warned:
+            _warned.add(cache_dir)
+            warn(f"cannot write the prompt cache ({exc}); the prompt is read again next time")
     return Ready(False, len(stem) - have)
 
 

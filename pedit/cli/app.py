@@ -143,6 +143,7 @@ def _run(command: str, given: dict) -> None:
         o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
         given["drafters"], given["stats_json"], given.get("stdin_filename"),
         c, given.get("json_grammar", True), given.get("coalesce", True), given.get("api_key"),
+        given.get("prompt_cache", True),
     )  # fmt: skip
     code = run(inv)
     if code:
@@ -173,6 +174,7 @@ COMMON = [
     ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),
     ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None), ("coalesce", o.Coalesce, True),
+    ("prompt_cache", o.PromptCache, True),
     ("schema", o.Schema, None), ("regex", o.Regex, None), ("grammar", o.Grammar, None),
     ("json_grammar", o.JsonGrammar, True),
 ]  # fmt: skip

@@ -249,6 +249,16 @@ JsonGrammar = Annotated[
         show_default=False,
     ),
 ]
+PromptCache = Annotated[
+    bool,
+    typer.Option(
+        "--prompt-cache/--no-prompt-cache",
+        help="Keep the prompt's shared start (system prompt, instruction) in pedit's cache on disk, "
+        "so the next command loads it instead of reading it. [default: on]",
+        rich_help_panel=SPECULATION,
+        show_default=False,
+    ),
+]
 Coalesce = Annotated[
     bool,
     typer.Option(

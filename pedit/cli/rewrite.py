@@ -53,6 +53,7 @@ class Invocation:
     json_grammar: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True
     api_key: str | None = None  # -b openai: --api-key / OPENAI_API_KEY
+    prompt_cache: bool = True  # the prompt's shared start kept on disk (app/prefixcache.py)
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -129,7 +130,7 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
             max_tokens=inv.max_tokens, sampling=inv.sampling, speculate=speculate, drafters=inv.drafters,
             draft_max=settings.get("draft_max"), cost=cost, keep_bias=settings.get("keep_bias"),
             spelling=settings.get("spelling"), constraint=inv.constraint, json_auto=inv.json_grammar,
-            coalesce=inv.coalesce,
+            coalesce=inv.coalesce, prompt_cache=inv.prompt_cache,
         )  # fmt: skip
         job = Job(
             backend, template, inv.instruction, options, inv.system, inv.force, settings.get("chunk_tokens")
