@@ -38,6 +38,15 @@ def bench_command(
             show_default=False,
         ),
     ] = False,
+    e2e: Annotated[
+        bool,
+        typer.Option(
+            "--e2e",
+            help="Time the default commands end to end instead: a new process per run, the default "
+            "model, against --speculate off and llama-cpp-python's prompt lookup (docs/e2e.md).",
+            show_default=False,
+        ),
+    ] = False,
     configs: Annotated[
         str | None,
         typer.Option(
@@ -113,6 +122,8 @@ def bench_command(
     from_json = from_json or []
     if quality:
         return _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err)
+    if e2e:
+        return _e2e(task_ids, repeats, no_peers, as_json, markdown, from_json, err)
     if structured:
         options = (task_ids, backends, model, repeats, not no_peers, n_ctx, threads)
         return _structured(options, as_json, markdown, from_json, err)
@@ -278,6 +289,45 @@ def _structured(options, as_json, markdown, from_json, err) -> None:
                 out.print(f"  {result['backend']}: {'met' if met else 'NOT met'}: {goal}: {measured}")
     if markdown:
         _write_report(markdown, data, sr, err)
+
+
+def _e2e(task_ids, repeats, no_peers, as_json, markdown, from_json, err) -> None:
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    from .. import models
+    from ..bench import e2e
+    from ..bench.corpus import load_tasks, select
+    from ..bench.run import machine
+
+    if from_json:
+        datas = [json.loads(p.read_text()) for p in from_json]
+        data = {**datas[0], "runs": [r for d in datas for r in d["runs"]],
+                "tasks": list({t["id"]: t for d in datas for t in d["tasks"]}.values()),
+                "command": " and ".join(dict.fromkeys(d["command"] for d in datas)),
+                "started": ", ".join(dict.fromkeys(d["started"] for d in datas))}  # fmt: skip
+    else:
+        tasks = select(load_tasks(), quick=False, ids=task_ids or e2e.TASKS)
+        if not tasks:
+            raise UsageError(f"no task matches {task_ids!r}")
+        configs = [c for c in e2e.CONFIGS if not (no_peers and c == "lookup")]
+        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        rounds = 3 if repeats is None else repeats
+        with err.status("") as status:
+            runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s))
+        data = {
+            "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
+            "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
+            "runs": e2e.to_dict(runs),
+        }  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(data, indent=1))
+    else:
+        for goal, measured, met in e2e.goals(data):
+            Console().print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
+    if markdown:
+        _write_report(markdown, data, e2e, err)
 
 
 def _write_report(markdown: Path, data: dict, module, err) -> None:

@@ -10,6 +10,7 @@ import contextlib
 import glob
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,12 +110,14 @@ def run(inv: Invocation) -> int:
 
 def _run_files(shell: Shell, settings: config.Settings, template, files: list[str]) -> int:
     inv, reporter = shell.inv, RichReporter(shell.err)
+    t0 = time.perf_counter()
     backend = models.load(
         settings.get("model"), settings.get("backend"), reporter,
         n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"), base_url=settings.get("base_url"),
         api_key=inv.api_key, timeout=settings.get("timeout"),
     )  # fmt: skip
     shell.backend, shell.device = backend.name, backend.capabilities.device
+    shell.load_seconds = time.perf_counter() - t0
     remote = not backend.capabilities.logits
     try:
         speculate = settings.get("speculate")
@@ -158,6 +161,7 @@ class Shell:
         self._stdin: fileio.Source | None = None
         self._said_ignored = False
         self.model: str | None = None  # the model's name where the backend says (a server's)
+        self.load_seconds = 0.0
 
     @property
     def writes(self) -> bool:
@@ -253,7 +257,7 @@ class Shell:
             self._ignored_prediction(outcome)
         if self.kind == "summary":
             return self._summary(source, outcome, sink)
-        return self._rewrite(source, outcome)
+        return self._rewrite(source, outcome, count_tokens(job.backend, source.text))
 
     def many(self, job: Job, files: list[str], jobs: int) -> int:
         """A remote backend's files, `jobs` at once (parallel.py)."""
@@ -337,7 +341,7 @@ class Shell:
             click.echo(outcome.text.strip())
         return ExitCode.OK
 
-    def _rewrite(self, source: fileio.Source, outcome: Outcome) -> int:
+    def _rewrite(self, source: fileio.Source, outcome: Outcome, file_tokens: int) -> int:
         old_text = source.render(source.text)
         new_text = source.render(outcome.text)
         changed = new_text != old_text
@@ -350,6 +354,7 @@ class Shell:
             "stats": outcome.total().to_dict(),
             "backend": self.backend,
             "device": self.device,
+            "file_tokens": file_tokens,  # the file's own tokens (a remote backend's estimate)
         }
         if refused:
             record["refused"] = refused
@@ -406,8 +411,13 @@ class Shell:
             "spelling": template.spelling if settings.get("spelling") is None else settings.get("spelling"),
             "temperature": self.inv.sampling.temperature,
             "seed": self.inv.sampling.seed,
+            "load_seconds": self.load_seconds,  # the model's loading (and the server's listing)
             "files": [
-                {"file": r["file"], **r.get("stats", {}), **({"check": r["check"]} if "check" in r else {})}
+                {
+                    "file": r["file"],
+                    **r.get("stats", {}),
+                    **{k: r[k] for k in ("check", "file_tokens") if k in r},
+                }
                 for r in self.results
             ],
         }

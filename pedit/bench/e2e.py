@@ -1,0 +1,266 @@
+"""What the user waits for: the default commands end to end, a new process per run.
+
+    pedit bench --e2e [--tasks ...] [--repeats N]
+
+Each run is `python -m pedit COMMAND FILE [INSTRUCTION] --stdout --stats-json F` in a new
+process (start-up, model load, prompt, answer: everything until it exits), with the
+user's caches as a user has them after a first command (one untimed run of each task
+first: the cost model and the prompt cache are on disk). Configurations, interleaved
+(every configuration of a task, then the next task; the whole round `repeats` times):
+
+    pedit       the default command
+    plain       the same with --speculate off (plain decoding)
+    lookup      the peer: llama-cpp-python's prompt lookup (LlamaPromptLookupDecoding, k=10,
+                greedy) doing the same job in a new process: the same prompts pedit builds
+                (each piece of a file cut in runs), each answered to its closing fence
+
+The time is split from the run's own figures (--stats-json): load (the model, measured by
+the command), prompt (prefill, the prompt cache and the scoring of fix's swaps included)
+and answer (decode); start-up is the rest (Python, imports, reading, writing). Prompt
+tokens read = prompt tokens - the ones found in a cache.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .corpus import Task
+
+CONFIGS = ("pedit", "plain", "lookup")
+FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
+# a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
+# issue's probes run
+TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-colorsys-rename"
+
+
+@dataclass
+class E2ERun:
+    task: str
+    config: str
+    repeat: int
+    seconds: float  # wall clock, process start to exit
+    load_seconds: float
+    prefill_seconds: float
+    decode_seconds: float
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    file_tokens: int
+    output: str
+    exit_code: int
+
+    @property
+    def startup_seconds(self) -> float:
+        return max(0.0, self.seconds - self.load_seconds - self.prefill_seconds - self.decode_seconds)
+
+
+def command(task: Task, path: Path, config: str, stats: Path) -> list[str]:
+    if config == "lookup":
+        return [sys.executable, "-m", "pedit.bench.e2e", task.id, str(path), str(stats)]
+    args = [sys.executable, "-m", "pedit", task.command, str(path)]
+    args += [task.instruction] if task.instruction else []
+    return args + ["--stdout", "--stats-json", str(stats), *FLAGS[config]]
+
+
+def run_once(task: Task, config: str, repeat: int) -> E2ERun:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(task.file).name  # a copy: nothing is written to the corpus
+        path.write_text(task.text(), encoding="utf-8")
+        stats = Path(tmp) / "stats.json"
+        t0 = time.perf_counter()
+        done = subprocess.run(command(task, path, config, stats), capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+        figures = json.loads(stats.read_text()) if stats.exists() else {}
+    return E2ERun(
+        task.id, config, repeat, seconds, figures.get("load_seconds", 0.0),
+        figures.get("prefill_seconds", 0.0), figures.get("decode_seconds", 0.0),
+        figures.get("prompt_tokens", 0), figures.get("cached_tokens", 0), figures.get("completion_tokens", 0),
+        figures.get("file_tokens", 0), done.stdout, done.returncode,
+    )  # fmt: skip
+
+
+def run_all(tasks: list[Task], configs: list[str], repeats: int, progress=lambda s: None) -> list[E2ERun]:
+    for task in tasks:  # untimed: the caches a user has after a first command
+        progress(f"warming up: {task.id}")
+        run_once(task, "pedit", -1)
+    runs = []
+    for r in range(repeats):
+        for task in tasks:
+            for config in configs:
+                progress(f"round {r + 1}/{repeats}: {task.id}, {config}")
+                runs.append(run_once(task, config, r))
+    return runs
+
+
+def medians(runs: list[dict], task: str, config: str) -> dict | None:
+    mine = [x for x in runs if x["task"] == task and x["config"] == config and x["repeat"] >= 0]
+    if not mine:
+        return None
+    keys = ("seconds", "load_seconds", "prefill_seconds", "decode_seconds")
+    out = {k: statistics.median(x[k] for x in mine) for k in keys}
+    out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
+                                 - out["decode_seconds"])  # fmt: skip
+    read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
+    out["read"] = statistics.median(read)
+    out["file_tokens"] = mine[0]["file_tokens"]
+    out["failed"] = sum(x["exit_code"] != 0 for x in mine)
+    out["outputs"] = {x["output"] for x in mine}
+    return out
+
+
+def _ratios(data: dict, other: str) -> dict[str, float]:
+    """Per task: the `other` configuration's median seconds over pedit's."""
+    out = {}
+    for t in (t["id"] for t in data["tasks"]):
+        p, o = medians(data["runs"], t, "pedit"), medians(data["runs"], t, other)
+        if p and o:
+            out[t] = o["seconds"] / p["seconds"]
+    return out
+
+
+def goals(data: dict) -> list[tuple[str, str, bool]]:
+    out = []
+    for other, goal, bound in (
+        ("plain", "default commands end to end >= 1.6x --speculate off (median over tasks)", 1.6),
+        ("lookup", "end to end >= 1.4x llama-cpp-python's prompt lookup (median over tasks)", 1.4),
+    ):
+        if r := _ratios(data, other):
+            m = statistics.median(r.values())
+            out.append(
+                (goal, f"{m:.2f}x (from {min(r.values()):.2f}x to {max(r.values()):.2f}x)", m >= bound)
+            )
+    shares = []
+    for t in (t["id"] for t in data["tasks"]):
+        p = medians(data["runs"], t, "pedit")
+        if p and p["file_tokens"]:
+            shares.append((p["read"] / p["file_tokens"], t))
+    if shares:
+        worst, median = max(shares), statistics.median(s for s, _ in shares)
+        measured = f"worst {worst[0]:.2f}x ({worst[1]}), median {median:.2f}x"
+        out.append(("prompt tokens read per command <= 1.2x the file's tokens", measured, worst[0] <= 1.2))
+    return out
+
+
+def _row(data: dict, t: str) -> str | None:
+    p, o, q = (medians(data["runs"], t, c) for c in CONFIGS)
+    if not p:
+        return None
+
+    def cell(x):
+        return "–" if not x else f"{x['seconds']:.1f}" + (f" ({x['failed']} failed)" if x["failed"] else "")
+
+    def vs(x):
+        return f"{x['seconds'] / p['seconds']:.2f}x" if x else "–"
+
+    split = " / ".join(
+        f"{p[k]:.1f}" for k in ("startup_seconds", "load_seconds", "prefill_seconds", "decode_seconds")
+    )
+    n = p["file_tokens"]
+    share = f"{p['read']:.0f} / {n} = {p['read'] / n:.2f}x" if n else "–"
+    return f"| {t} | {cell(p)} | {cell(o)} | {cell(q)} | {vs(o)} | {vs(q)} | {split} | {share} |"
+
+
+def markdown(data: dict, chart: str | None = None) -> str:
+    m, ids = data["machine"], [t["id"] for t in data["tasks"]]
+    same = 0
+    for t in ids:
+        p, o = medians(data["runs"], t, "pedit"), medians(data["runs"], t, "plain")
+        same += bool(p and o and p["outputs"] == o["outputs"])
+    lines = [
+        "# End to end: the default commands, a new process per run",
+        "",
+        f"<!-- generated by `{data.get('rendered', 'pedit bench --e2e')}`; do not edit by hand -->",
+        "",
+        f"Measured on {m['cpu']}, {m['cores']} cores, Python {m['python']}, started {data['started']}, "
+        f"with `{data['command']}`; model {data['model']} (the default), {data['repeats']} rounds, "
+        "configurations interleaved, medians; each task run once untimed first (the cost model and "
+        "the prompt cache on disk, as after a user's first command). How it is run: "
+        "`pedit/bench/e2e.py`.",
+        "",
+        "| task | pedit s | plain s | lookup s | plain / pedit | lookup / pedit "
+        "| pedit: start-up / load / prompt / answer s | prompt tokens read / file tokens |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
+        *filter(None, (_row(data, t) for t in ids)),
+        "",
+        f"pedit wrote the same output as plain decoding on {same} of {len(ids)} tasks "
+        "(every round's output the same).",
+        "",
+        "## Goals",
+        "",
+        "| goal | measured | met |",
+        "|---|---:|:---:|",
+        *(f"| {g} | {v} | {'yes' if ok else 'no'} |" for g, v, ok in goals(data)),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def chart(data: dict, path: Path) -> bool:
+    return False  # the table says it all
+
+
+def to_dict(runs: list[E2ERun]) -> list[dict]:
+    return [asdict(r) for r in runs]
+
+
+def _peer(task_id: str, path: Path, stats: Path) -> None:
+    """The peer's process: llama-cpp-python's prompt lookup on the default model, answering
+    the prompts pedit builds for this task's file (each piece of it), to the closing fence."""
+    t_start = time.perf_counter()
+    from llama_cpp import Llama
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    from .. import models
+    from ..app.jobs import EngineOptions, Job
+    from ..app.templates import BUILTIN
+    from ..engine.prompt import build_prompt
+    from .corpus import load_tasks
+
+    task = next(t for t in load_tasks() if t.id == task_id)
+    backend = models.load(models.DEFAULT_MODEL)  # pedit's tokenizer and chat template, for the prompts
+    job = Job(backend, BUILTIN[task.command], task.instruction or None, EngineOptions(spelling=False))
+    text = path.read_text(encoding="utf-8")
+    pieces = job.pieces(text, path.name, "rewrite")
+    asks = [job.request(p, path.name, f"part {i} of {len(pieces)}" if len(pieces) > 1 else "")
+            for i, p in enumerate(pieces, 1)]  # fmt: skip
+    prompts = [build_prompt(backend, r) for r in asks]
+    model_path, threads, eos = str(backend.path), backend.n_threads, backend.eos_ids
+    backend.close()
+    t0 = time.perf_counter()
+    llm = Llama(model_path=model_path, n_ctx=4096, n_threads=threads, n_batch=512, logits_all=True,
+                verbose=False, draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10))  # fmt: skip
+    load = time.perf_counter() - t0
+    prefill = decode = 0.0
+    n_prompt = n_out = 0
+    outs = []
+    for prompt in prompts:
+        llm.reset()
+        out, t1, first = [], time.perf_counter(), None
+        for token in llm.generate(prompt.tokens, temp=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
+            if first is None:
+                first = time.perf_counter()
+            if token in eos or len(out) > 2 * len(prompt.draft) + 64:
+                break
+            out.append(token)
+            if llm.detokenize(out[-8:]).decode("utf-8", "replace").rstrip().endswith(prompt.fence):
+                break
+        end = time.perf_counter()
+        prefill += (first or end) - t1
+        decode += end - (first or end)
+        n_prompt, n_out = n_prompt + len(prompt.tokens), n_out + len(out)
+        outs.append(llm.detokenize(out).decode("utf-8", "replace"))
+    stats.write_text(json.dumps({
+        "load_seconds": load, "prefill_seconds": prefill, "decode_seconds": decode, "prompt_tokens": n_prompt,
+        "cached_tokens": 0, "completion_tokens": n_out, "setup_seconds": t0 - t_start,
+    }))  # fmt: skip
+    sys.stdout.write("".join(outs))
+
+
+if __name__ == "__main__":
+    _peer(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))
