@@ -37,7 +37,7 @@ CONFIGS = ("pedit", "plain", "lookup")
 FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
 # a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
 # issue's probes run
-TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-colorsys-rename"
+TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-textwrap-param-rename"
 
 
 @dataclass
