@@ -5,6 +5,7 @@ with the default model. A swap is *right* when the correct text (SOURCES.md) has
 replacement where the file has the word (a word-level alignment of file and correct text).
 
     python scripts/confusables.py            # the table and, per threshold, right/wrong swaps taken
+    python scripts/confusables.py --all      # every swap read: also what each prefilter skips
 
 THRESHOLD is chosen on the tuning tasks (held-out ones shown apart): about the middle of
 the gap between the highest-scoring wrong swap and the lowest-scoring right one there.
@@ -51,7 +52,7 @@ def main() -> None:
         for piece in job.pieces(text, t.file, "rewrite"):
             req = job.request(piece, t.file)
             swaps = confusables.candidates(piece, t.file)
-            _, _, got = job.scored(req)
+            _, got = job.scored(req)
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):
                 right = fixes.get(at + w.start) == w.replacement
@@ -74,6 +75,21 @@ def main() -> None:
     for title, kind in (("all swaps", None), ("confusion sets", "confusion set"), ("number", "number")):
         print(f"\n{title}:\n")
         thresholds([r for r in rows if kind is None or r[6] == kind])
+    if "--all" in sys.argv:
+        print("\nconfusion sets, per prefilter (with --all: every swap read):\n")
+        prefilters([r for r in rows if r[6] == "confusion set"])
+
+
+def prefilters(rows: list[tuple]) -> None:
+    """Per prefilter P: the windows it lets be read (first token no more than P nats less
+    likely than the file's) and the swaps THRESHOLD takes that it would skip (right, wrong)."""
+    print("| prefilter (nats) | windows read | right taken skipped | wrong taken skipped |")
+    print("|---:|---:|---:|---:|")
+    for p in (0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
+        read = [r for r in rows if r[7] is not None and r[7] >= -p]
+        lost = [r for r in rows if r[4] is not None and r[4] > confusables.THRESHOLD and r not in read]
+        right, wrong = sum(r[5] for r in lost), sum(not r[5] for r in lost)
+        print(f"| {p:.1f} | {len(read)} of {len(rows)} | {right} | {wrong} |")
 
 
 def thresholds(rows: list[tuple]) -> None:
