@@ -80,6 +80,9 @@ class Job:
     system: str | None = None  # --system
     force: bool = False  # --force: write an answer that stops early anyway
     chunk_tokens: int | None = None  # most file tokens per run (None: the template's; 0: whole)
+    # a run of a file cut in runs is told which part it is ("part 2 of 3"; about 20 prompt
+    # tokens a run): the quality report's `+nopartnote` lever measures what that buys
+    part_note: bool = True
 
     @property
     def keep_bias(self) -> float:
@@ -107,7 +110,7 @@ class Job:
     def request(self, text: str, name: str, part: str = "", draft: str | None = None) -> EditRequest:
         """`draft`: a tool's proposal for this text (refactor.py), else the spelling's."""
         instruction = self.template.render(self.instruction)
-        if part:
+        if part and self.part_note:
             instruction += f"\n\n(This is {part} of the file; rewrite only this part.)"
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
