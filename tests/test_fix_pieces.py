@@ -4,6 +4,8 @@ On the reference backend (a tiny random model), whatever it answers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pedit.app import guard
@@ -36,3 +38,16 @@ def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
         assert part.strip() == piece.strip() or guard.fix_reason("notes.md", piece, part + "\n") is None
     if len(kept) == len(pieces):
         assert out.text == TEXT  # nothing the checks passed: the file as it was, not refused
+
+
+def test_a_part_is_told_which_part_it_is_unless_the_lever_says_not():
+    """The note costs its tokens in every run of a file cut in runs; `part_note=False`
+    (the report's +nopartnote) leaves the instruction the whole file's."""
+    job = Job(open_backend("reference"), BUILTIN["fix"], None, EngineOptions())
+    told = job.request("Some text.\n", "a.md", "part 2 of 3")
+    whole = job.request("Some text.\n", "a.md")
+    assert (
+        told.instruction
+        == whole.instruction + "\n\n(This is part 2 of 3 of the file; rewrite only this part.)"
+    )
+    assert replace(job, part_note=False).request("Some text.\n", "a.md", "part 2 of 3") == whole
