@@ -40,14 +40,12 @@ def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
         assert out.text == TEXT  # nothing the checks passed: the file as it was, not refused
 
 
-def test_a_part_is_told_which_part_it_is_unless_the_lever_says_not():
-    """The note costs its tokens in every run of a file cut in runs; `part_note=False`
-    (the report's +nopartnote) leaves the instruction the whole file's."""
+def test_a_part_is_told_which_part_it_is_only_with_the_lever():
+    """The note costs its tokens in every run of a file cut in runs: by default a part's
+    instruction is the whole file's; `part_note` (the report's +partnote) adds it."""
     job = Job(open_backend("reference"), BUILTIN["fix"], None, EngineOptions())
-    told = job.request("Some text.\n", "a.md", "part 2 of 3")
     whole = job.request("Some text.\n", "a.md")
-    assert (
-        told.instruction
-        == whole.instruction + "\n\n(This is part 2 of 3 of the file; rewrite only this part.)"
-    )
-    assert replace(job, part_note=False).request("Some text.\n", "a.md", "part 2 of 3") == whole
+    assert job.request("Some text.\n", "a.md", "part 2 of 3") == whole
+    told = replace(job, part_note=True).request("Some text.\n", "a.md", "part 2 of 3")
+    note = "\n\n(This is part 2 of 3 of the file; rewrite only this part.)"
+    assert told.instruction == whole.instruction + note

@@ -80,9 +80,10 @@ class Job:
     system: str | None = None  # --system
     force: bool = False  # --force: write an answer that stops early anyway
     chunk_tokens: int | None = None  # most file tokens per run (None: the template's; 0: whole)
-    # a run of a file cut in runs is told which part it is ("part 2 of 3"; about 20 prompt
-    # tokens a run): the quality report's `+nopartnote` lever measures what that buys
-    part_note: bool = True
+    # tell a run of a file cut in runs which part it is ("part 2 of 3"): about 20 prompt
+    # tokens a run, and off by default since the quality report measured it buying nothing
+    # (the 16 fix tasks: 0.75 with and without; the `+partnote` lever turns it on)
+    part_note: bool = False
 
     @property
     def keep_bias(self) -> float:

@@ -7,8 +7,8 @@ beside them (`noharper`), the confusion-set swaps the model scores (`noconfusabl
 a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
-time), or whether each run is told which part of the file it is (`nopartnote`: about 20
-prompt tokens a run saved). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+time), or whether each run is told which part of the file it is (`partnote`: about 20
+prompt tokens a run; off by default). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """
@@ -32,7 +32,7 @@ class Variant:
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
-    part_note: bool = True  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
+    part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
         return replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note).rewrite(
@@ -62,7 +62,7 @@ VARIANTS: dict[str, Variant] = {
     "noconfusables": Variant(confusables=False),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
-    "nopartnote": Variant(part_note=False),
+    "partnote": Variant(part_note=True),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 SUGGEST = re.compile(r"sb(-?\d+(?:\.\d+)?)$")  # sb3: β = 3 on a tool's suggestions in the draft

@@ -354,8 +354,8 @@ _HOW = """## How it is scored
   confusion-set swaps the model scored likelier ("their" -> "there", "was" -> "were");
   `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
-  check fails (no second run, no exact rename written in its place); `+nopartnote` a
-  run of a file cut in runs not told which part it is (about 20 prompt tokens a run);
+  check fails (no second run, no exact rename written in its place); `+partnote` each
+  run of a file cut in runs told which part it is (about 20 prompt tokens a run);
   `+whole` the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
   tokens) at a time. Variants run in a separate group are timed in another process:
   compare their seconds with care.
