@@ -155,7 +155,8 @@ def test_measure_on_a_real_backend_gives_a_usable_model():
     assert c.context == 16 and [n for n, _ in c.growth] == [1, 8]  # room for `far`: growth measured
     (n0, g0), (n1, g1) = c.growth
     assert 0 <= g0 <= g1  # g(1) + g1 (n - 1), neither part below 0
-    small = measure(open_backend("reference", n_ctx=300), sizes=(1, 2, 4), repeats=1, kv=256)
+    small = measure(open_backend("reference", n_ctx=300), sizes=(1, 2, 4, 256), repeats=1, kv=256)
+    assert small.sizes == (1, 2, 4)  # 256 would not fit twice in 300 positions: left out
     assert small.growth == ()  # no room for a second context: the price is the calibration's
 
 
@@ -199,3 +200,8 @@ def test_live_speedup_prices_plain_decoding_at_each_context():
     for s in (0.03, 0.01, 0.02):
         untimed.step(0, 0, 0, s)
     assert untimed.plain_seconds(10) == pytest.approx(0.2)
+
+
+def test_a_label_may_have_its_own_prior_for_the_next_token():
+    a = Acceptance({"both": (9.0, 1.0), "two": (9.0, 1.0, 49.0, 1.0)})
+    assert a.rates("both") == (0.9, 0.9) and a.rates("two") == (0.9, 0.98)

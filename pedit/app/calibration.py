@@ -20,8 +20,9 @@ from ..backends import Backend
 from ..engine.costmodel import CostModel, measure
 from ..models.cachefile import warn_stderr, write_cache_file
 
-# 2: with the growth over the context; 3: llama.cpp's logits not copied (older entries are measured again)
-COSTS_FORMAT = 3
+# 2: with the growth over the context; 3: llama.cpp's logits not copied; 4: passes of 128 and
+# 256 tokens (older entries are measured again)
+COSTS_FORMAT = 4
 
 
 def cpu_name() -> str:

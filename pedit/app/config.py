@@ -9,7 +9,7 @@ take the same keys, e.g.
     model = "qwen2.5-coder-1.5b"
     backend = "llama.cpp"
     speculate = "auto"
-    draft_max = 64
+    draft_max = 255
     keep_bias = 0.0
     spelling = false
     chunk_tokens = 0
@@ -34,6 +34,7 @@ from pathlib import Path
 
 import platformdirs
 
+from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
 from .templates import check_overrides
@@ -80,7 +81,7 @@ KEYS: dict[str, Key] = {
     "model": Key(str, default=DEFAULT_MODEL),
     "backend": Key(str, BACKENDS, default="auto"),
     "speculate": Key(str, SPECULATE, default="auto"),
-    "draft_max": Key(int, lo=1, hi=256, default=64),
+    "draft_max": Key(int, lo=1, hi=256, default=DRAFT_MAX),
     "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
     "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
     "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own

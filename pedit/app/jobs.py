@@ -21,6 +21,7 @@ from ..engine.decode import common_prefix
 from ..engine.edit import DRAFTERS, edit_events
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
+from ..engine.planner import DRAFT_MAX
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
@@ -45,7 +46,7 @@ class EngineOptions:
     sampling: Sampling = field(default_factory=Sampling)
     speculate: str = "auto"
     drafters: tuple[str, ...] = DRAFTERS
-    draft_max: int = 64
+    draft_max: int = DRAFT_MAX
     cost: CostModel | None = None
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
     # β on the draft's tokens a tool changed (keepbias.suggested); None: the template's

@@ -206,7 +206,7 @@ DraftMax = Annotated[
     typer.Option(
         min=1,
         max=256,
-        help="Most draft tokens verified in one pass. [default: 64]",
+        help="Most draft tokens verified in one pass. [default: 255]",
         rich_help_panel=SPECULATION,
     ),
 ]

@@ -34,7 +34,7 @@ from .decode import DecodeOptions, begin
 from .drafters.compose import Composite
 from .grammar import Matcher
 from .keepbias import KeepBias
-from .planner import Acceptance, Planner
+from .planner import DRAFT_MAX, Acceptance, Planner
 from .prompt import FenceStream
 from .sampling import Sampling, sample
 
@@ -62,7 +62,7 @@ def constrained_generate(
     drafter: Composite | None = None,
     planner: Planner | None = None,
     acceptance: Acceptance | None = None,
-    draft_max: int = 64,
+    draft_max: int = DRAFT_MAX,
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,

@@ -25,7 +25,7 @@ from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias, suggested
-from .planner import Acceptance, CostPlanner, FixedPlanner
+from .planner import DRAFT_MAX, Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .remote import remote_generate
 from .sampling import Sampling
@@ -76,7 +76,7 @@ def edit_events(
     sampling: Sampling | None = None,
     speculate: str = "auto",
     drafters: Sequence[str] = DRAFTERS,
-    draft_max: int = 64,
+    draft_max: int = DRAFT_MAX,
     cost: CostModel | None = None,
     rng: np.random.Generator | None = None,
     kind: str = "rewrite",

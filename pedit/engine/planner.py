@@ -67,12 +67,12 @@ class _Rate:
 
 
 class _Counts:
-    """A label's two rates, both starting from its prior."""
+    """A label's two rates, each from its prior: (a, b) for both, or (a, b, a_next, b_next)."""
 
     __slots__ = ("first", "next")
 
-    def __init__(self, a: float, b: float):
-        self.first, self.next = _Rate(a, b), _Rate(a, b)
+    def __init__(self, a: float, b: float, *nxt: float):
+        self.first, self.next = _Rate(a, b), _Rate(*(nxt or (a, b)))
 
 
 class Acceptance:
@@ -149,6 +149,9 @@ class Planner(Protocol):
         tokens of context."""
 
 
+# Most draft tokens verified in one pass (--draft-max's default): a pass of 256, the widest
+# the cost model measures; the planner only goes that wide when the draft has held for long.
+DRAFT_MAX = 255
 BUCKET = 64  # context positions that share one table of prices
 # Labels whose next_s is bet on at its mean: the predicted output, whose drafts are the file
 # itself. Its labels change with its state (in sync, re-synced, learned), each with few

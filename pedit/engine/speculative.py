@@ -27,7 +27,7 @@ from .costmodel import CostModel
 from .decode import DecodeOptions, begin
 from .drafters.compose import Composite
 from .keepbias import KeepBias
-from .planner import Acceptance, Planner
+from .planner import DRAFT_MAX, Acceptance, Planner
 from .prompt import FenceStream
 from .sampling import sample
 from .verify import verify
@@ -41,7 +41,7 @@ def speculative_generate(
     planner: Planner,
     acceptance: Acceptance,
     *,
-    draft_max: int = 64,
+    draft_max: int = DRAFT_MAX,
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,

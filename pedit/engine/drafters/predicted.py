@@ -70,7 +70,7 @@ class PredictedOutput:
     name = "predicted"
     # in sync: an unchanged stretch of the file is usually copied on; just re-synced after
     # an edit: the planner learns how often the re-sync point was right
-    priors = {"predicted": (9.0, 1.0), "predicted:resync": (2.0, 1.0), "predicted:learned": (4.0, 1.0)}
+    priors = {"predicted": (9.0, 1.0, 49.0, 1.0), "predicted:resync": (2.0, 1.0), "predicted:learned": (4.0, 1.0)}
 
     def __init__(
         self,
