@@ -34,6 +34,17 @@ class Stats:
     def decode_tokens_per_second(self) -> float:
         return self.completion_tokens / self.decode_seconds if self.decode_seconds else 0.0
 
+    @property
+    def overall_speedup(self) -> float | None:
+        """The speedup with the prompt counted: plain decoding reads the same prompt (the
+        same caches) and then decodes in speedup * decode_seconds, so
+            (prefill + speedup * decode) / (prefill + decode)
+        (what the user waits for, the model's load and Python's start-up aside)."""
+        if self.speedup is None or not self.decode_seconds:
+            return None
+        spent = self.prefill_seconds + self.decode_seconds
+        return (self.prefill_seconds + self.speedup * self.decode_seconds) / spent
+
     @staticmethod
     def total(runs: Sequence[Stats]) -> Stats:
         """Several runs of one file added up (one run: its own figures). The speedup of the
@@ -60,6 +71,7 @@ class Stats:
         d = asdict(self)
         d["prefill_tokens_per_second"] = self.prefill_tokens_per_second
         d["decode_tokens_per_second"] = self.decode_tokens_per_second
+        d["overall_speedup"] = self.overall_speedup
         return d
 
 

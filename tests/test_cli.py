@@ -277,7 +277,7 @@ def test_bad_flags_are_usage_errors(essay):
 def test_stats_line_reports_drafts_and_speedup(essay):
     result = invoke("fix", essay, "--check", *REF, "--speculate", "fixed")
     line = next(x for x in result.stderr.splitlines() if "forward passes" in x)
-    assert "drafts:" in line and "x plain" in line
+    assert "drafts:" in line and "x plain" in line and "x with the prompt" in line
     assert re.search(r"\d+ accepted \((?:\w+ \d+(?:, )?)+\)", line) and "predicted" in line  # by drafter
 
 

@@ -82,3 +82,11 @@ def test_rerun_on_a_used_backend_starts_from_scratch():
     first = run(b, prompt, max_tokens=30)[-1]
     b.eval(b.tokenize(" unrelated junk in the cache"))
     assert run(b, prompt, max_tokens=30)[-1].tokens == first.tokens
+
+
+def test_the_speedup_with_the_prompt_counts_the_prompt_once_on_both_sides():
+    from pedit.events import Stats
+
+    s = Stats(100, 50, 5, 2.0, 1.0, "fence", speedup=3.0)  # plain would decode in 3.0 s
+    assert s.overall_speedup == pytest.approx((2.0 + 3.0) / (2.0 + 1.0))
+    assert Stats(100, 50, 5, 2.0, 1.0, "fence").overall_speedup is None  # no baseline: no figure

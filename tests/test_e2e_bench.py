@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from pedit.bench import e2e
 from pedit.bench.corpus import load_tasks
 
 TASK = next(t for t in load_tasks() if t.id == "md-essay-demo")
 
 
-def run(task, config, repeat, seconds, *, read=100, cached=50, file_tokens=100, output="x"):
-    return {
+def run(task, config, repeat, seconds, *, read=100, cached=50, file_tokens=100, output="x", **other):
+    return other | {
         "task": task, "config": config, "repeat": repeat, "seconds": seconds, "load_seconds": 1.0,
         "prefill_seconds": 2.0, "decode_seconds": 3.0, "prompt_tokens": read + cached,
         "cached_tokens": cached, "completion_tokens": 10, "file_tokens": file_tokens, "output": output,
         "exit_code": 0,
-    }  # fmt: skip
+    } | other  # fmt: skip
 
 
 def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
@@ -54,5 +56,39 @@ def test_goals_are_the_medians_ratios():
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
     text = e2e.markdown(data)
-    assert "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / 3.0 | 100 / 100 = 1.00x |" in text
+    row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / 3.0 | 100 / 100 = 1.00x | – |"
+    assert row in text
     assert "same output as plain decoding on 1 of 2 tasks" in text
+
+
+def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_the_measure():
+    copy = e2e.COPY
+    runs = [
+        # pedit reads 100 tokens in 2 s (50 tok/s) and answers 120 in 3 s (40 tok/s): 80%
+        run(copy, "pedit", 0, 10, completion_tokens=120, reported=1.5),
+        run(copy, "plain", 0, 14, decode_seconds=6.0),  # prompt + answer: 8 s against 5 s = 1.6x
+        run("b", "pedit", 0, 10, reported=1.0),
+        run("b", "plain", 0, 10),  # 5 s against 5 s: the live line said 1.0x, right
+    ]
+    data = {"runs": runs, "tasks": [{"id": copy}, {"id": "b"}]}
+    goals = {g.split(" >=")[0].split(" within")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
+    assert goals[f"the answer of a copy-heavy edit ({copy})"] == ("40 / 50 tok/s = 80%", True)
+    assert goals["the live line's speedup with the prompt"] == (f"worst -6% ({copy})", True)  # 1.5 / 1.6
+
+
+def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):
+    first = {
+        "machine": {"cpu": "c"},
+        "command": "one",
+        "started": "s1",
+        "tasks": [{"id": "a"}, {"id": "b"}],
+        "runs": [run("a", "pedit", 0, 10), run("a", "plain", 0, 20), run("b", "pedit", 0, 5)],
+    }
+    again = {"machine": {"cpu": "c"}, "command": "two", "started": "s2", "tasks": [{"id": "a"}],
+             "runs": [run("a", "pedit", 0, 8)]}  # fmt: skip
+    merged = e2e.merge([first, again])
+    got = sorted((r["task"], r["config"], r["seconds"]) for r in merged["runs"])
+    assert got == [("a", "pedit", 8), ("a", "plain", 20), ("b", "pedit", 5)]
+    assert [t["id"] for t in merged["tasks"]] == ["a", "b"] and merged["command"] == "one and two"
+    with pytest.raises(ValueError, match="different machines"):
+        e2e.merge([first, {**again, "machine": {"cpu": "other"}}])

@@ -38,6 +38,9 @@ FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
 # a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
 # issue's probes run
 TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-textwrap-param-rename"
+# the copy-heavy edit whose answer is held to the model's reading rate: its prompt is read
+# and nothing else (fix's prompt time includes the scoring of its swaps)
+COPY = "code-textwrap-param-rename"
 
 
 @dataclass
@@ -55,6 +58,7 @@ class E2ERun:
     file_tokens: int
     output: str
     exit_code: int
+    reported: float | None = None  # the live line's speedup with the prompt (pedit's own figure)
 
     @property
     def startup_seconds(self) -> float:
@@ -82,7 +86,7 @@ def run_once(task: Task, config: str, repeat: int) -> E2ERun:
         task.id, config, repeat, seconds, figures.get("load_seconds", 0.0),
         figures.get("prefill_seconds", 0.0), figures.get("decode_seconds", 0.0),
         figures.get("prompt_tokens", 0), figures.get("cached_tokens", 0), figures.get("completion_tokens", 0),
-        figures.get("file_tokens", 0), done.stdout, done.returncode,
+        figures.get("file_tokens", 0), done.stdout, done.returncode, figures.get("overall_speedup"),
     )  # fmt: skip
 
 
@@ -105,6 +109,11 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
         return None
     keys = ("seconds", "load_seconds", "prefill_seconds", "decode_seconds")
     out = {k: statistics.median(x[k] for x in mine) for k in keys}
+    out["spent"] = statistics.median(x["prefill_seconds"] + x["decode_seconds"] for x in mine)
+    reported = [x["reported"] for x in mine if x.get("reported")]
+    out["reported"] = statistics.median(reported) if reported else None
+    out["answer_rate"] = _rate(mine, lambda x: x["completion_tokens"], "decode_seconds")
+    out["read_rate"] = _rate(mine, lambda x: x["prompt_tokens"] - x["cached_tokens"], "prefill_seconds")
     out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
                                  - out["decode_seconds"])  # fmt: skip
     read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
@@ -113,6 +122,12 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
     out["failed"] = sum(x["exit_code"] != 0 for x in mine)
     out["outputs"] = {x["output"] for x in mine}
     return out
+
+
+def _rate(runs: list[dict], tokens, seconds: str) -> float | None:
+    """The median over runs of tokens(run) / run[seconds] (None when no run spent any)."""
+    rates = [tokens(x) / x[seconds] for x in runs if x[seconds] > 0]
+    return statistics.median(rates) if rates else None
 
 
 def _ratios(data: dict, other: str) -> dict[str, float]:
@@ -145,7 +160,43 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
         worst, median = max(shares), statistics.median(s for s, _ in shares)
         measured = f"worst {worst[0]:.2f}x ({worst[1]}), median {median:.2f}x"
         out.append(("prompt tokens read per command <= 1.2x the file's tokens", measured, worst[0] <= 1.2))
+    p = medians(data["runs"], COPY, "pedit")
+    if p and p["answer_rate"] and p["read_rate"]:
+        share = p["answer_rate"] / p["read_rate"]
+        measured = f"{p['answer_rate']:.0f} / {p['read_rate']:.0f} tok/s = {share:.0%}"
+        out.append((f"the answer of a copy-heavy edit ({COPY}) >= 75% of the prompt-reading rate", measured,
+                    share >= 0.75))  # fmt: skip
+    errors = [(e, t) for t in (t["id"] for t in data["tasks"]) if (e := _live_error(data, t)) is not None]
+    if errors:
+        worst = max(errors, key=lambda x: abs(x[0]))
+        out.append(("the live line's speedup with the prompt within 10% of the measured one",
+                    f"worst {worst[0]:+.0%} ({worst[1]})", abs(worst[0]) <= 0.10))  # fmt: skip
     return out
+
+
+def _live_error(data: dict, task: str) -> float | None:
+    """How far the live line's "with the prompt" figure is from the measured one: plain's
+    prompt + answer seconds over pedit's (medians), as a relative error."""
+    p, o = medians(data["runs"], task, "pedit"), medians(data["runs"], task, "plain")
+    if not (p and o and p["reported"] and p["spent"]):
+        return None
+    return p["reported"] / (o["spent"] / p["spent"]) - 1
+
+
+def merge(datas: list[dict]) -> dict:
+    """Several --json runs as one: a later run's (task, configuration) replaces an earlier
+    one's; runs from different machines are not compared."""
+    cpus = {d["machine"]["cpu"] for d in datas}
+    if len(cpus) > 1:
+        raise ValueError(f"runs from different machines ({', '.join(sorted(cpus))}) cannot be merged")
+    runs: list[dict] = []
+    for d in datas:
+        pairs = {(r["task"], r["config"]) for r in d["runs"]}
+        runs = [r for r in runs if (r["task"], r["config"]) not in pairs] + d["runs"]
+    return {**datas[0], "runs": runs,
+            "tasks": list({t["id"]: t for d in datas for t in d["tasks"]}.values()),
+            "command": " and ".join(dict.fromkeys(d["command"] for d in datas)),
+            "started": ", ".join(dict.fromkeys(d["started"] for d in datas))}  # fmt: skip
 
 
 def _row(data: dict, t: str) -> str | None:
@@ -164,7 +215,10 @@ def _row(data: dict, t: str) -> str | None:
     )
     n = p["file_tokens"]
     share = f"{p['read']:.0f} / {n} = {p['read'] / n:.2f}x" if n else "–"
-    return f"| {t} | {cell(p)} | {cell(o)} | {cell(q)} | {vs(o)} | {vs(q)} | {split} | {share} |"
+    live = "–"
+    if o and p["reported"] and p["spent"]:
+        live = f"{p['reported']:.2f}x / {o['spent'] / p['spent']:.2f}x"
+    return f"| {t} | {cell(p)} | {cell(o)} | {cell(q)} | {vs(o)} | {vs(q)} | {split} | {share} | {live} |"
 
 
 def markdown(data: dict, chart: str | None = None) -> str:
@@ -185,12 +239,15 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "`pedit/bench/e2e.py`.",
         "",
         "| task | pedit s | plain s | lookup s | plain / pedit | lookup / pedit "
-        "| pedit: start-up / load / prompt / answer s | prompt tokens read / file tokens |",
-        "|---|---:|---:|---:|---:|---:|---|---:|",
+        "| pedit: start-up / load / prompt / answer s | prompt tokens read / file tokens "
+        "| with the prompt: live line / measured |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
         *filter(None, (_row(data, t) for t in ids)),
         "",
         f"pedit wrote the same output as plain decoding on {same} of {len(ids)} tasks "
-        "(every round's output the same).",
+        "(every round's output the same). The last column: the speedup with the prompt the live "
+        "line reported (`overall_speedup` in --stats-json), and plain's prompt + answer seconds "
+        "over pedit's.",
         "",
         "## Goals",
         "",

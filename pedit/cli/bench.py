@@ -302,11 +302,10 @@ def _e2e(task_ids, repeats, no_peers, as_json, markdown, from_json, err) -> None
     from ..bench.run import machine
 
     if from_json:
-        datas = [json.loads(p.read_text()) for p in from_json]
-        data = {**datas[0], "runs": [r for d in datas for r in d["runs"]],
-                "tasks": list({t["id"]: t for d in datas for t in d["tasks"]}.values()),
-                "command": " and ".join(dict.fromkeys(d["command"] for d in datas)),
-                "started": ", ".join(dict.fromkeys(d["started"] for d in datas))}  # fmt: skip
+        try:
+            data = e2e.merge([json.loads(p.read_text()) for p in from_json])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     else:
         tasks = select(load_tasks(), quick=False, ids=task_ids or e2e.TASKS)
         if not tasks:

@@ -26,7 +26,8 @@ def status(stats: Stats | None, tokens: int, elapsed: float, expected: int | Non
     parts = [f"{label}: {tokens} tokens", f"{rate:.0f} tok/s"]
     if stats is not None:
         if stats.speedup:
-            parts.append(f"{speedup_text(stats.speedup)} plain")
+            overall = speedup_text(stats.overall_speedup)
+            parts.append(f"{speedup_text(stats.speedup)} plain ({overall} with the prompt)")
         accepted, rejected = stats.accepted_prediction_tokens, stats.rejected_prediction_tokens
         parts.append(f"drafts {accepted} accepted / {rejected} rejected")
         if stats.coalesced_tokens:

@@ -51,7 +51,8 @@ class RichReporter:
 def stats_line(stats: Stats) -> str:
     speed = f"{stats.decode_tokens_per_second:.1f} tok/s"
     if stats.speedup is not None:
-        speed += f", {speedup_text(stats.speedup)} plain"
+        overall = speedup_text(stats.overall_speedup)
+        speed += f", {speedup_text(stats.speedup)} plain; {overall} with the prompt"
     parts = [f"{stats.completion_tokens} tokens in {stats.decode_seconds:.1f}s ({speed})"]
     if stats.accepted_prediction_tokens or stats.rejected_prediction_tokens:
         by = ", ".join(f"{k} {v}" for k, v in sorted(stats.accepted_by_drafter.items()))
