@@ -19,7 +19,7 @@ from servers import Uvicorn
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.chat import chat_draft, completion_events
 from pedit.engine.costmodel import CostModel
-from pedit.engine.decode import DecodeOptions, generate
+from pedit.engine.decode import DecodeOptions, common_prefix, generate
 from pedit.engine.prompt import encode_chat
 from pedit.engine.sampling import Sampling
 from pedit.events import TokenGenerated, TokensAccepted, drain
@@ -237,6 +237,33 @@ def test_a_run_a_stop_string_ends_leaves_the_cache_known():
         assert ask(s.client()).choices[0].message.content == first
     finally:
         s.stop()
+
+
+def test_a_request_reuses_the_prompt_it_shares_with_the_one_before_and_says_so():
+    """Requests with one system prompt: the second reads only what follows the shared
+    start (OpenAI's usage.prompt_tokens_details.cached_tokens), and answers as a server
+    that read all of it."""
+    system = {"role": "system", "content": "You edit code carefully. " * 8}
+    other = [system, {"role": "user", "content": f"Rename i to item.\n\n{FILE}"}]
+    mine = [system, ASK[1]]
+    s, fresh = Server(ServeConfig("reference", speculate="fixed")), Server(ServeConfig("reference"))
+    try:
+        create = s.client().chat.completions.create
+        first = create(model="reference", messages=other, temperature=0, max_tokens=40)
+        assert first.usage.prompt_tokens_details.cached_tokens == 0  # nothing before it
+        second = create(model="reference", messages=mine, temperature=0, max_tokens=40)
+        want = fresh.client().chat.completions.create(
+            model="reference", messages=mine, temperature=0, max_tokens=40
+        )
+        b = ReferenceBackend()
+        shared = common_prefix(encode_chat(b, other), encode_chat(b, mine))  # the system turn and more
+        assert shared > len(b.tokenize(system["content"]))
+        assert second.usage.prompt_tokens_details.cached_tokens == shared
+        assert want.usage.prompt_tokens_details.cached_tokens == 0
+        assert second.choices[0].message.content == want.choices[0].message.content
+    finally:
+        s.stop()
+        fresh.stop()
 
 
 def test_models_and_health(server):

@@ -173,6 +173,9 @@ def usage(stats: Stats) -> dict:
         "prompt_tokens": stats.prompt_tokens,
         "completion_tokens": stats.completion_tokens,
         "total_tokens": stats.prompt_tokens + stats.completion_tokens,
+        # OpenAI's name for the prompt's start found in the cache (the model's KV cache here:
+        # the tokens this request shares with the one before it, the system prompt at least)
+        "prompt_tokens_details": {"cached_tokens": stats.cached_tokens},
         "completion_tokens_details": {
             "accepted_prediction_tokens": stats.accepted_prediction_tokens,
             "rejected_prediction_tokens": stats.rejected_prediction_tokens,
