@@ -29,7 +29,9 @@ def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
         sys.executable, "-m", "pedit", "fix", str(path), "--stdout", "--stats-json", str(stats),
     ]  # fmt: skip
     assert e2e.command(TASK, path, "plain", stats)[-2:] == ["--speculate", "off"]
-    assert e2e.command(TASK, path, "lookup", stats)[1:4] == ["-m", "pedit.bench.e2e", "md-essay-demo"]
+    for config in ("lookup", "reading"):  # the peer's process, and the model reading the answer
+        want = ["-m", "pedit.bench.e2e", config, "md-essay-demo"]
+        assert e2e.command(TASK, path, config, stats)[1:5] == want
 
 
 def test_a_real_run_reads_its_figures_back(monkeypatch):
@@ -40,6 +42,15 @@ def test_a_real_run_reads_its_figures_back(monkeypatch):
     assert got.exit_code == 0 and got.output
     assert got.seconds > got.load_seconds > 0 and got.prompt_tokens > got.file_tokens > 100
     assert got.seconds >= got.load_seconds + got.prefill_seconds + got.decode_seconds
+
+
+def test_a_reading_run_times_the_answers_tokens_read_as_a_prompt():
+    """The default model (real llama.cpp) reads the essay's pieces as pedit's prompts, then
+    their drafts (the file and each closing fence) as a prompt is read: the rate pedit's
+    verification is held to."""
+    got = e2e.run_once(TASK, "reading", 0)
+    assert got.exit_code == 0 and got.load_seconds > 0 and got.decode_seconds > 0
+    assert got.completion_tokens > len(TASK.text()) // 8  # every piece's file tokens, and more
 
 
 def test_goals_are_the_medians_ratios():
@@ -56,7 +67,7 @@ def test_goals_are_the_medians_ratios():
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
     text = e2e.markdown(data)
-    row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / 3.0 | 100 / 100 = 1.00x | – |"
+    row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / 3.0 | 100 / 100 = 1.00x | – | – |"
     assert row in text
     assert "same output as plain decoding on 1 of 2 tasks" in text
 
@@ -64,8 +75,9 @@ def test_goals_are_the_medians_ratios():
 def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_the_measure():
     copy = e2e.COPY
     runs = [
-        # pedit reads 100 tokens in 2 s (50 tok/s) and answers 120 in 3 s (40 tok/s): 80%
+        # pedit answers 120 tokens in 3 s (40 tok/s); the model reads them in 2.4 s (50 tok/s): 80%
         run(copy, "pedit", 0, 10, completion_tokens=120, reported=1.5),
+        run(copy, "reading", 0, 4, completion_tokens=120, decode_seconds=2.4),
         run(copy, "plain", 0, 14, decode_seconds=6.0),  # prompt + answer: 8 s against 5 s = 1.6x
         run("b", "pedit", 0, 10, reported=1.0),
         run("b", "plain", 0, 10),  # 5 s against 5 s: the live line said 1.0x, right

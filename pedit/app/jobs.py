@@ -85,6 +85,8 @@ class Job:
     # tokens a run, and off by default since the quality report measured it buying nothing
     # (the 16 fix tasks: 0.75 with and without; the `+partnote` lever turns it on)
     part_note: bool = False
+    # stem()'s prompt for no file, per kind (not copied by replace(): another job, another prompt)
+    _bare: dict[str, list[int]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def keep_bias(self) -> float:
@@ -163,14 +165,16 @@ class Job:
             req = replace(req, draft=None if draft == req.text else draft)
         return req, got
 
-    def stem(self, req: EditRequest, kind: str) -> list[int]:
+    def stem(self, prompt: list[int], kind: str) -> list[int]:
         """The start every run of this job's prompts shares (chat template, system prompt,
-        instruction; not the part note, the file's name or text): the common prefix of this
-        request's prompt and one for no file."""
-        build = build_summary_prompt if kind == "summary" else build_prompt
-        mine = build(self.backend, req).tokens
-        none = build(self.backend, replace(self.request("", "\x00"), draft=None)).tokens
-        return mine[: common_prefix(mine, none)]
+        instruction; not the part note, the file's name or text): the common prefix of a
+        run's prompt and this job's prompt for no file (built once per kind)."""
+        none = self._bare.get(kind)
+        if none is None:
+            build = build_summary_prompt if kind == "summary" else build_prompt
+            bare = replace(self.request("", "\x00"), draft=None)
+            none = self._bare[kind] = build(self.backend, bare).tokens
+        return prompt[: common_prefix(prompt, none)]
 
     def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
@@ -231,7 +235,7 @@ class Job:
             prompt = (build_summary_prompt if kind == "summary" else build_prompt)(self.backend, req).tokens
             cached = common_prefix(self.backend.held, prompt)
             if self.options.prompt_cache:
-                stem = self.stem(req, kind)[: len(prompt) - 1]
+                stem = self.stem(prompt, kind)[: len(prompt) - 1]
                 r = prefixcache.ready(self.backend, identity(self.backend), stem, cache_root() / "prefixes")
                 cached, passes = max(cached, len(stem) if r.loaded else 0), (1 if r.read else 0)
         if score and kind == "rewrite":

@@ -13,6 +13,10 @@ first: the cost model and the prompt cache are on disk). Configurations, interle
     lookup      the peer: llama-cpp-python's prompt lookup (LlamaPromptLookupDecoding, k=10,
                 greedy) doing the same job in a new process: the same prompts pedit builds
                 (each piece of a file cut in runs), each answered to its closing fence
+    reading     not a command: how fast the model reads the answer's tokens as a prompt, at
+                the answer's place (each piece's prompt read, untimed; then its draft, the
+                file and the closing fence, read as prompt is read, logits for the last
+                position only, timed): the rate pedit's verification is held to
 
 The time is split from the run's own figures (--stats-json): load (the model, measured by
 the command), prompt (prefill, the prompt cache and the scoring of fix's swaps included)
@@ -33,7 +37,7 @@ from pathlib import Path
 
 from .corpus import Task
 
-CONFIGS = ("pedit", "plain", "lookup")
+CONFIGS = ("pedit", "plain", "lookup", "reading")
 FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
 # a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
 # issue's probes run
@@ -66,8 +70,8 @@ class E2ERun:
 
 
 def command(task: Task, path: Path, config: str, stats: Path) -> list[str]:
-    if config == "lookup":
-        return [sys.executable, "-m", "pedit.bench.e2e", task.id, str(path), str(stats)]
+    if config in ("lookup", "reading"):
+        return [sys.executable, "-m", "pedit.bench.e2e", config, task.id, str(path), str(stats)]
     args = [sys.executable, "-m", "pedit", task.command, str(path)]
     args += [task.instruction] if task.instruction else []
     return args + ["--stdout", "--stats-json", str(stats), *FLAGS[config]]
@@ -160,10 +164,10 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
         worst, median = max(shares), statistics.median(s for s, _ in shares)
         measured = f"worst {worst[0]:.2f}x ({worst[1]}), median {median:.2f}x"
         out.append(("prompt tokens read per command <= 1.2x the file's tokens", measured, worst[0] <= 1.2))
-    p = medians(data["runs"], COPY, "pedit")
-    if p and p["answer_rate"] and p["read_rate"]:
-        share = p["answer_rate"] / p["read_rate"]
-        measured = f"{p['answer_rate']:.0f} / {p['read_rate']:.0f} tok/s = {share:.0%}"
+    p, r = medians(data["runs"], COPY, "pedit"), medians(data["runs"], COPY, "reading")
+    if p and r and p["answer_rate"] and r["answer_rate"]:
+        share = p["answer_rate"] / r["answer_rate"]
+        measured = f"{p['answer_rate']:.0f} / {r['answer_rate']:.0f} tok/s = {share:.0%}"
         out.append((f"the answer of a copy-heavy edit ({COPY}) >= 75% of the prompt-reading rate", measured,
                     share >= 0.75))  # fmt: skip
     errors = [(e, t) for t in (t["id"] for t in data["tasks"]) if (e := _live_error(data, t)) is not None]
@@ -200,7 +204,7 @@ def merge(datas: list[dict]) -> dict:
 
 
 def _row(data: dict, t: str) -> str | None:
-    p, o, q = (medians(data["runs"], t, c) for c in CONFIGS)
+    p, o, q, r = (medians(data["runs"], t, c) for c in CONFIGS)
     if not p:
         return None
 
@@ -218,7 +222,12 @@ def _row(data: dict, t: str) -> str | None:
     live = "–"
     if o and p["reported"] and p["spent"]:
         live = f"{p['reported']:.2f}x / {o['spent'] / p['spent']:.2f}x"
-    return f"| {t} | {cell(p)} | {cell(o)} | {cell(q)} | {vs(o)} | {vs(q)} | {split} | {share} | {live} |"
+    rate = "–"
+    if r and p["answer_rate"] and r["answer_rate"]:
+        a, b = p["answer_rate"], r["answer_rate"]
+        rate = f"{a:.0f} / {b:.0f} = {a / b:.0%}"
+    cells = [cell(p), cell(o), cell(q), vs(o), vs(q), split, share, live, rate]
+    return f"| {t} | " + " | ".join(cells) + " |"
 
 
 def markdown(data: dict, chart: str | None = None) -> str:
@@ -240,14 +249,16 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "",
         "| task | pedit s | plain s | lookup s | plain / pedit | lookup / pedit "
         "| pedit: start-up / load / prompt / answer s | prompt tokens read / file tokens "
-        "| with the prompt: live line / measured |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+        "| with the prompt: live line / measured | answer / reading tok/s |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
         *filter(None, (_row(data, t) for t in ids)),
         "",
         f"pedit wrote the same output as plain decoding on {same} of {len(ids)} tasks "
         "(every round's output the same). The last column: the speedup with the prompt the live "
         "line reported (`overall_speedup` in --stats-json), and plain's prompt + answer seconds "
-        "over pedit's.",
+        "over pedit's. Answer / reading: pedit's answer tokens per second of its answer, against "
+        "the rate at which the model reads the same file's tokens as a prompt at the same place "
+        "(the `reading` runs: logits for the last position only, in batches of 512).",
         "",
         "## Goals",
         "",
@@ -273,20 +284,7 @@ def _peer(task_id: str, path: Path, stats: Path) -> None:
     from llama_cpp import Llama
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
-    from .. import models
-    from ..app.jobs import EngineOptions, Job
-    from ..app.templates import BUILTIN
-    from ..engine.prompt import build_prompt
-    from .corpus import load_tasks
-
-    task = next(t for t in load_tasks() if t.id == task_id)
-    backend = models.load(models.DEFAULT_MODEL)  # pedit's tokenizer and chat template, for the prompts
-    job = Job(backend, BUILTIN[task.command], task.instruction or None, EngineOptions(spelling=False))
-    text = path.read_text(encoding="utf-8")
-    pieces = job.pieces(text, path.name, "rewrite")
-    asks = [job.request(p, path.name, f"part {i} of {len(pieces)}" if len(pieces) > 1 else "")
-            for i, p in enumerate(pieces, 1)]  # fmt: skip
-    prompts = [build_prompt(backend, r) for r in asks]
+    backend, prompts = _prompts(task_id, path)
     model_path, threads, eos = str(backend.path), backend.n_threads, backend.eos_ids
     backend.close()
     t0 = time.perf_counter()
@@ -319,5 +317,40 @@ def _peer(task_id: str, path: Path, stats: Path) -> None:
     sys.stdout.write("".join(outs))
 
 
+def _prompts(task_id: str, path: Path):
+    """The default model on pedit's backend, and the prompts pedit builds for this task's
+    file (a piece of it each, as `fix` cuts it)."""
+    from .. import models
+    from ..app.jobs import EngineOptions, Job
+    from ..app.templates import BUILTIN
+    from ..engine.prompt import build_prompt
+    from .corpus import load_tasks
+
+    task = next(t for t in load_tasks() if t.id == task_id)
+    backend = models.load(models.DEFAULT_MODEL)
+    job = Job(backend, BUILTIN[task.command], task.instruction or None, EngineOptions(spelling=False))
+    text = path.read_text(encoding="utf-8")
+    pieces = job.pieces(text, path.name, "rewrite")
+    asks = [job.request(p, path.name, f"part {i} of {len(pieces)}" if len(pieces) > 1 else "")
+            for i, p in enumerate(pieces, 1)]  # fmt: skip
+    return backend, [build_prompt(backend, r) for r in asks]
+
+
+def _reading(task_id: str, path: Path, stats: Path) -> None:
+    """How fast the model reads each piece's answer-to-be (its draft: the file and the
+    closing fence) as a prompt, after that piece's prompt: the rate verification is held to."""
+    t0 = time.perf_counter()
+    backend, prompts = _prompts(task_id, path)
+    load = time.perf_counter() - t0
+    seconds, n = 0.0, 0
+    for prompt in prompts:
+        backend.truncate(0)
+        backend.eval(prompt.tokens)  # untimed: the prompt
+        t1 = time.perf_counter()
+        backend.eval(prompt.draft)  # timed: the answer's tokens, read as a prompt is
+        seconds, n = seconds + time.perf_counter() - t1, n + len(prompt.draft)
+    stats.write_text(json.dumps({"load_seconds": load, "decode_seconds": seconds, "completion_tokens": n}))
+
+
 if __name__ == "__main__":
-    _peer(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))
+    {"lookup": _peer, "reading": _reading}[sys.argv[1]](sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
