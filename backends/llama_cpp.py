@@ -230,8 +230,11 @@ class LlamaCppBackend:
 
     def _decode(self, chunk: Sequence[int], first_out: int) -> None:
         """llama_decode `chunk` at n_past.. in sequence 0, with logits from index first_out on."""
-        start = self.n_past
-        self._fill([(tok, start + i, 0, i >= first_out) for i, tok in enumerate(chunk)])
+        start, batch = self.n_past, self._batch
+        batch.n_tokens = len(chunk)
+        for i, tok in enumerate(chunk):  # the hot path: no per-token objects
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, start + i, 1
+            batch.seq_id[i][0], batch.logits[i] = 0, i >= first_out
         rc = self._L.llama_decode(self._ctx, self._batch)
         if rc != 0:
             self._L.llama_memory_seq_rm(self._mem, 0, start, -1)
