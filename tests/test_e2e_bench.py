@@ -86,6 +86,8 @@ def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_
     goals = {g.split(" >=")[0].split(" within")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
     assert goals[f"the answer of a copy-heavy edit ({copy})"] == ("40 / 50 tok/s = 80%", True)
     assert goals["the live line's speedup with the prompt"] == (f"worst -6% ({copy})", True)  # 1.5 / 1.6
+    # perfect drafts: pedit's 10 s with its 3 s answer read in 2.4 s instead, against plain's 14 s
+    assert e2e.bound(data, copy) == pytest.approx(14 / 9.4) and e2e.bound(data, "b") is None
 
 
 def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):

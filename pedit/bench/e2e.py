@@ -117,7 +117,7 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
     reported = [x["reported"] for x in mine if x.get("reported")]
     out["reported"] = statistics.median(reported) if reported else None
     out["answer_rate"] = _rate(mine, lambda x: x["completion_tokens"], "decode_seconds")
-    out["read_rate"] = _rate(mine, lambda x: x["prompt_tokens"] - x["cached_tokens"], "prefill_seconds")
+    out["tokens"] = statistics.median(x["completion_tokens"] for x in mine)
     out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
                                  - out["decode_seconds"])  # fmt: skip
     read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
@@ -176,6 +176,27 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
         out.append(("the live line's speedup with the prompt within 10% of the measured one",
                     f"worst {worst[0]:+.0%} ({worst[1]})", abs(worst[0]) <= 0.10))  # fmt: skip
     return out
+
+
+def bound(data: dict, task: str) -> float | None:
+    """What perfect drafts could give this task end to end: plain's seconds over pedit's
+    with its answer read at the model's reading rate (the `reading` runs), the start-up,
+    the load and the prompt as they were."""
+    p, o, r = (medians(data["runs"], task, c) for c in ("pedit", "plain", "reading"))
+    if not (p and o and r and r["answer_rate"]):
+        return None
+    return o["seconds"] / (p["seconds"] - p["decode_seconds"] + p["tokens"] / r["answer_rate"])
+
+
+def _bounds(data: dict) -> str:
+    got = {t["id"]: b for t in data["tasks"] if (b := bound(data, t["id"])) is not None}
+    if not got:
+        return ""
+    each = ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
+    return (f"What bounds the first goal here: were every answer verified as fast as the model "
+            f"reads (a perfect draft, at the `reading` runs' rate), the prompt, the load and the "
+            f"start-up as they are, pedit would be {statistics.median(got.values()):.2f}x as fast as "
+            f"plain decoding (median; {each}).")  # fmt: skip
 
 
 def _live_error(data: dict, task: str) -> float | None:
@@ -265,6 +286,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "| goal | measured | met |",
         "|---|---:|:---:|",
         *(f"| {g} | {v} | {'yes' if ok else 'no'} |" for g, v, ok in goals(data)),
+        *(["", b] if (b := _bounds(data)) else []),
     ]
     return "\n".join(lines) + "\n"
 
