@@ -74,6 +74,14 @@ class Backend(Protocol):
         """The tokens the KV cache holds, in order (n_past of them; do not modify): the
         next run keeps the prefix its prompt shares with them (engine/decode.prefill)."""
 
+    @property
+    def first_read(self) -> int:
+        """How many of the held tokens one eval from position 0 read, or a loaded state
+        held, 0 when that eval's tokens are no longer all held. On a real backend a batch is
+        rounded differently from another split of the same tokens (and a near-tie then
+        goes the other way), so a prompt's shared start is reused only when it was read
+        alone, as a fresh reading would read it (app/jobs.py, app/prefixcache.py)."""
+
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
         """Text -> ids, no BOS added. special=True parses control tokens such as <|im_end|>."""
 

@@ -99,6 +99,7 @@ class LlamaCppBackend:
         self._mem = L.llama_get_memory(ctx)
         self._n_batch = n_batch
         self._held: list[int] = []  # the tokens of sequence 0's cells, in order
+        self._first = 0  # first_read
         self._pieces: dict[int, bytes] = {}
         self.path = path
         self.library_version = getattr(L, "__version__", "")  # a saved state's format follows it
@@ -158,12 +159,18 @@ class LlamaCppBackend:
     def held(self) -> Sequence[int]:
         return self._held
 
+    @property
+    def first_read(self) -> int:
+        return self._first
+
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         n = len(tokens)
         if not n or not 1 <= n_logits <= n:
             raise ValueError(f"eval: {n} tokens, n_logits={n_logits}")
         check_room(self.n_past, n, self.n_ctx)
         L = self._L
+        if not self._held:
+            self._first = n
         first_out = n - n_logits  # index in `tokens` of the first position whose logits we return
         if n <= self._n_batch:  # one llama_decode: its own logits buffer, no copy
             self._decode(tokens, first_out)
@@ -248,6 +255,8 @@ class LlamaCppBackend:
         if not self._L.llama_memory_seq_rm(self._mem, 0, n, -1):
             raise BackendError(f"llama.cpp could not roll the KV cache back to {n} tokens")
         del self._held[n:]
+        if n < self._first:
+            self._first = 0
 
     def save_state(self) -> bytes:
         """Sequence 0's cells, serialized by llama.cpp (llama_state_seq_get_data)."""
@@ -266,6 +275,7 @@ class LlamaCppBackend:
             self._L.llama_memory_seq_rm(self._mem, 0, -1, -1)
             raise BackendError("llama.cpp could not load the saved state")
         self._held = [int(t) for t in tokens]
+        self._first = len(self._held)
 
     def close(self) -> None:
         self._finalizer()

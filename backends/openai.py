@@ -117,6 +117,10 @@ class OpenAIBackend:
     def held(self) -> Sequence[int]:
         return ()
 
+    @property
+    def first_read(self) -> int:
+        return 0
+
     def count_tokens(self, text: str) -> int:
         return math.ceil(len(text.encode("utf-8")) / 3)
 

@@ -76,6 +76,7 @@ class ReferenceBackend:
         self._copy = copy
         self._chat = ChatTemplate(CHATML, eos_token="<|im_end|>")
         self._tokens: list[int] = []
+        self._first = 0  # first_read
         self._states: list[np.ndarray] = []  # h_t for every cached position
 
     # --- text ---------------------------------------------------------------------------
@@ -108,6 +109,10 @@ class ReferenceBackend:
     def held(self) -> Sequence[int]:
         return self._tokens
 
+    @property
+    def first_read(self) -> int:
+        return self._first
+
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         tokens = [int(t) for t in tokens]
         if not tokens or not 1 <= n_logits <= len(tokens):
@@ -115,6 +120,8 @@ class ReferenceBackend:
         if any(not 0 <= t < self.n_vocab for t in tokens):
             raise ValueError("eval: token id out of range")
         check_room(len(self._tokens), len(tokens), self.n_ctx)
+        if not self._tokens:
+            self._first = len(tokens)
         first_out = len(self._tokens) + len(tokens) - n_logits
         h = self._states[-1] if self._states else np.zeros(self._A.shape[0])
         rows = []
@@ -156,7 +163,7 @@ class ReferenceBackend:
     def _branch(self, keep: int, tokens: Sequence[int]) -> np.ndarray:
         if not 0 < keep <= len(self._tokens):
             raise ValueError(f"eval_branches: keep={keep} of {len(self._tokens)}")
-        saved = self._tokens[keep:], self._states[keep:]
+        saved, first = (self._tokens[keep:], self._states[keep:]), self._first
         self.truncate(keep)
         try:
             return self.eval(tokens, n_logits=len(tokens))
@@ -164,12 +171,15 @@ class ReferenceBackend:
             self.truncate(keep)
             self._tokens += saved[0]
             self._states += saved[1]
+            self._first = first
 
     def truncate(self, n: int) -> None:
         if n < 0:
             raise ValueError("truncate: n must be >= 0")
         del self._tokens[n:]
         del self._states[n:]
+        if n < self._first:
+            self._first = 0
 
     def save_state(self) -> bytes:
         """The hidden states, float64 (exact)."""
@@ -183,6 +193,7 @@ class ReferenceBackend:
         states = np.frombuffer(data, dtype=np.float64).reshape(len(tokens), dim)
         self._tokens = [int(t) for t in tokens]
         self._states = list(states.copy())
+        self._first = len(self._tokens)
 
     def close(self) -> None:
         self.truncate(0)

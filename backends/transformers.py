@@ -96,6 +96,7 @@ class TransformersBackend:
         self._cache = self._new_cache()
         self._device = device
         self._held: list[int] = []  # the tokens in the cache, in order
+        self._first = 0  # first_read
         config = self._model.config
         self.path = path
         self.n_ctx = min(n_ctx, getattr(config, "max_position_embeddings", n_ctx) or n_ctx)
@@ -148,6 +149,10 @@ class TransformersBackend:
     def held(self) -> Sequence[int]:
         return self._held
 
+    @property
+    def first_read(self) -> int:
+        return self._first
+
     def eval(self, tokens: Sequence[int], *, n_logits: int = 1) -> np.ndarray:
         n = len(tokens)
         if not n or not 1 <= n_logits <= n:
@@ -159,6 +164,8 @@ class TransformersBackend:
             out = self._model(
                 input_ids=ids, past_key_values=self._cache, use_cache=True, logits_to_keep=n_logits
             )
+        if not self._held:
+            self._first = n
         self._held += tokens
         # out.logits: [1, n_logits, n_vocab]
         return out.logits[0, -n_logits:].float().cpu().numpy()
@@ -173,6 +180,8 @@ class TransformersBackend:
         else:
             self._cache.crop(n - self.n_past)  # negative: remove that many from the end
         del self._held[n:]
+        if n < self._first:
+            self._first = 0
 
     def close(self) -> None:
         self._cache = None

@@ -114,3 +114,57 @@ def test_an_unwritable_cache_warns_and_the_run_goes_on(tmp_path):
     got = prefixcache.ready(b, "id", stem, tmp_path / "ro" / "x", warn=lines.append)
     assert got == prefixcache.Ready(False, len(stem)) and list(b.held) == stem
     assert len(lines) == 1 and "prompt cache" in lines[0]
+
+
+class Reads:
+    """A backend's eval calls, as (position, tokens): how a prompt was cut into batches."""
+
+    def __init__(self, backend):
+        self.calls, self._eval = [], backend.eval
+
+        def eval(tokens, *, n_logits=1):
+            self.calls.append((backend.n_past, tuple(tokens)))
+            return self._eval(tokens, n_logits=n_logits)
+
+        backend.eval = eval
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_file_is_read_the_same_way_whatever_ran_before(tmp_path, open_new, cache):
+    """On llama.cpp another cut of the prompt into batches can turn a near-tie: a run reads
+    its prompt in the same batches after another file (whose prompt shares more than the
+    start), after nothing, with and without the prompt cache: the start alone from position
+    0 (or loaded), then the rest."""
+    first, after = open_new("llama.cpp"), open_new("llama.cpp")
+    fresh = Reads(first)
+    alone, _, _ = fix(first, cache, spelling=False)
+    other = Job(after, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=20, prompt_cache=cache,
+                                                           spelling=False), chunk_tokens=12)  # fmt: skip
+    with pytest.raises(RefusedError):  # a random model does not close its fence in 20 tokens
+        other.plain_rewrite("Some other words here.\n", "essay.md", lambda evs, label: list(evs)[-1])
+    later = Reads(after)
+    again, _, _ = fix(after, cache, spelling=False)
+    assert again == alone
+    # after the start (read at position 0, or loaded): the prompts' reads, not the passes
+    prompts = [c for c in fresh.calls if c[0] > 0 and len(c[1]) > 8]
+    assert prompts and prompts == [c for c in later.calls if c[0] > 0 and len(c[1]) > 8][-len(prompts) :]
+    assert prompts[0][0] == first.first_read  # each paragraph's rest is read from the start's end
+    assert after.first_read == first.first_read > 0  # the start, read alone (or loaded)
+
+
+def test_first_read_says_how_many_tokens_one_eval_from_the_start_read(open_new):
+    for b in (open_new("reference"), open_new("llama.cpp")):
+        toks = b.tokenize("one two three four five six")
+        b.eval(toks[:4])
+        b.eval(toks[4:])
+        assert b.first_read == 4  # the later eval does not change it
+        b.truncate(5)
+        assert b.first_read == 4
+        b.truncate(3)
+        assert b.first_read == 0  # part of that read is gone: the rest was read in a longer batch
+        b.truncate(0)
+        b.eval(toks)
+        state = b.save_state()
+        b.truncate(0)
+        b.load_state(toks, state)
+        assert b.first_read == len(toks)  # a saved reading of them all

@@ -17,7 +17,7 @@ from pathlib import PurePath
 from ..backends import Backend, count_tokens
 from ..engine import likelihood
 from ..engine.costmodel import CostModel
-from ..engine.decode import common_prefix
+from ..engine.decode import common_prefix, hold
 from ..engine.edit import DRAFTERS, edit_events
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
@@ -231,13 +231,17 @@ class Job:
         prompt, and its time and passes, count as the run's prefill)."""
         t0, passes = time.perf_counter(), 0
         local = self.backend.capabilities.logits
-        if local:  # the prompt's start from memory or disk, else read and saved (prefixcache.py)
+        if local:  # the prompt's start, read alone: from memory or disk, else read (and saved)
             prompt = (build_summary_prompt if kind == "summary" else build_prompt)(self.backend, req).tokens
-            cached = common_prefix(self.backend.held, prompt)
+            stem = self.stem(prompt, kind)[: len(prompt) - 1]
+            # nothing after it is reused: what ran before (another paragraph, another file)
+            # never changes how this prompt is read, nor so its answer (decode.hold)
             if self.options.prompt_cache:
-                stem = self.stem(prompt, kind)[: len(prompt) - 1]
-                r = prefixcache.ready(self.backend, identity(self.backend), stem, cache_root() / "prefixes")
-                cached, passes = max(cached, len(stem) if r.loaded else 0), (1 if r.read else 0)
+                where = cache_root() / "prefixes"
+                read = prefixcache.ready(self.backend, identity(self.backend), stem, where).read
+            else:
+                read = hold(self.backend, stem)
+            cached, passes = len(stem) - read, (1 if read else 0)
         if score and kind == "rewrite":
             req, got = self.scored(req)
             if got is not None:  # what it kept of the cache (less: it read some of it again)

@@ -6,9 +6,14 @@ process the backend keeps them (backend.held, engine/decode.prefill); across pro
 this module keeps them on disk, beside the cost model: the cache's cells for exactly those
 tokens, as the backend serializes them (llama.cpp: llama_state_seq_get_data).
 
-    ready(backend, stem): held already -> nothing to do
+    ready(backend, stem): held already, read alone -> nothing to do
                           a verified file for this key -> load it (no forward pass)
-                          else -> read the stem, save its state for the next command
+                          else -> read the stem alone, save its state for the next command
+
+Either way the cache then holds exactly the stem, as one eval from position 0 reads it
+(engine/decode.hold): the file holds such a reading, so the answer is the same with the
+file, without it and with --no-prompt-cache, on llama.cpp too, where another split of the
+prompt into batches can turn a near-tie.
 
 The key is the backend, the model's identity (its file, size and mtime), the context size,
 the backend library's version, FORMAT and the exact stem tokens. A file is used only if its
@@ -29,7 +34,7 @@ from pathlib import Path
 
 from ..backends import Backend
 from ..backends.base import BackendError
-from ..engine.decode import common_prefix
+from ..engine.decode import hold
 from ..models.cachefile import warn_stderr, write_cache_bytes
 
 FORMAT = 1
@@ -71,10 +76,11 @@ def unpack(data: bytes, k: bytes, stem: Sequence[int]) -> bytes | None:
 
 
 def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path, warn=warn_stderr) -> Ready:
-    """Make the backend's cache begin with `stem` (module docstring)."""
-    have = common_prefix(backend.held, stem)
-    if have == len(stem) or len(stem) < SHORTEST or not backend.capabilities.state:
-        return Ready(False, 0)
+    """Make the backend's cache hold exactly `stem`, read alone (module docstring)."""
+    n = len(stem)
+    held = backend.first_read == n and list(backend.held[:n]) == list(stem)
+    if held or n < SHORTEST or not backend.capabilities.state:
+        return Ready(False, hold(backend, stem))
     k = key(backend, identity, stem)
     path = cache_dir / f"{k.hex()[:32]}.kv"
     try:
@@ -88,9 +94,8 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
             return Ready(True, 0)
         except BackendError:  # the backend refused it: read the stem as if there was no file
             pass
-    backend.truncate(min(have, backend.n_past))
-    if have < len(stem):
-        backend.eval(stem[have:])
+    backend.truncate(0)
+    backend.eval(stem)
     try:
         write_cache_bytes(path, pack(k, stem, backend.save_state()))
         _evict(cache_dir)
@@ -98,7 +103,7 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
         if cache_dir not in _warned:
             _warned.add(cache_dir)
             warn(f"cannot write the prompt cache ({exc}); the prompt is read again next time")
-    return Ready(False, len(stem) - have)
+    return Ready(False, n)
 
 
 def _evict(cache_dir: Path) -> None:

@@ -191,6 +191,10 @@ def _pedit_run(
     from ..events import drain
 
     config = PEDIT_CONFIGS[name]
+    # every run reads its whole prompt, as the first run did: on a real backend another
+    # split of the prompt into batches (the prompt held from the run before) can turn a
+    # near-tie, and the configurations would not be compared on the same reading
+    backend.truncate(0)
     events = edit_events(
         backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, sampling=sampling, **config
     )

@@ -41,6 +41,22 @@ class PromptTooLong(ContextFull):
     pass
 
 
+def hold(backend: Backend, stem: Sequence[int]) -> int:
+    """Make the cache hold exactly `stem`, read by one eval from position 0: kept when the
+    backend says it was read so (`first_read`), else read again; returns the tokens read.
+    A real backend rounds a batch differently from another split of the same tokens, and
+    a near-tie then goes the other way: a start read alone is what a fresh reading gives,
+    bit for bit, whatever ran before (the stems of app/jobs.py and app/prefixcache.py)."""
+    n = len(stem)
+    if n and backend.first_read == n and list(backend.held[:n]) == list(stem):
+        backend.truncate(n)
+        return 0
+    backend.truncate(0)
+    if n:
+        backend.eval(stem)
+    return n
+
+
 def prefill(backend: Backend, prompt: Sequence[int]) -> tuple[np.ndarray, int]:
     """Start the sequence `prompt`: (logits [n_vocab] for the token after it, prompt tokens
     reused). The longest prefix `prompt` shares with what the backend's cache holds
