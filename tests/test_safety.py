@@ -45,7 +45,8 @@ def leftovers(directory: Path) -> list[str]:
 
 class Answering(ScriptedBackend):
     """Answers every rewrite with `answer` (+ fence + end of turn), greedy; calls
-    `at_pass(n)` before its n-th forward pass of a run (n = 1 is the prefill)."""
+    `at_pass(n)` before its n-th forward pass of a run (n = 1 is the prefill: the read of
+    the prompt's rest, after its shared start)."""
 
     def __init__(self, answer: str, fence: str = "```", at_pass=None):
         super().__init__([], prompt_len=0)
@@ -54,8 +55,8 @@ class Answering(ScriptedBackend):
         self.passes = 0
 
     def eval(self, tokens, *, n_logits=1):
-        if self.n_past == 0:  # a new run: the prefill evaluates the whole prompt
-            self.prompt_len, self.passes = len(tokens), 0
+        if len(tokens) > 1 and n_logits == 1:  # a prompt (or its start) read: the answer follows
+            self.prompt_len, self.passes = self.n_past + len(tokens), 0
         self.passes += 1
         self.at_pass(self.passes)
         return super().eval(tokens, n_logits=n_logits)
