@@ -102,3 +102,48 @@ def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError(f"{args[:3]} did not start")
+
+
+class Streaming:
+    """An OpenAI-shaped server that lists one model and answers every chat request with
+    a stream of `deltas` (server-sent events); `finish` the last chunk's finish_reason,
+    and `done` whether `data: [DONE]` ends it: without both, a stream a proxy or a crash
+    cut short."""
+
+    def __init__(self, deltas: list[str], *, finish: str | None = "stop", done: bool = True):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _send(self, body: bytes, kind: str) -> None:
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                models = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]}
+                self._send(json.dumps(models).encode(), "application/json")
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                events = []
+                for i, text in enumerate(deltas):
+                    last = i == len(deltas) - 1
+                    choice = {"index": 0, "delta": {"content": text}, "finish_reason": finish if last else None}
+                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                             "choices": [choice]}  # fmt: skip
+                    events.append(f"data: {json.dumps(chunk)}\n\n")
+                events += ["data: [DONE]\n\n"] if done else []
+                self._send("".join(events).encode(), "text/event-stream")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from servers import Fixed, Uvicorn
+from servers import Fixed, Streaming, Uvicorn
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.cli.app import cli as app
@@ -231,3 +231,35 @@ async def test_the_session_runs_its_turns_on_the_server_as_locally(served, tmp_p
             answers[where] = (first.answer, second.answer)
     assert answers["remote"] == answers["local"]
     assert answers["local"][0] != TEXT
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_stream_cut_short_is_never_written(essay, force):
+    """A stream that ends without a finish_reason and without `data: [DONE]` (a proxy's
+    timeout, a crashed server) is not an answer: the server failed (exit 3, one line naming
+    it), forced or not; the file as it was."""
+    half = "```markdown\nThere are many reasons why people"
+    server = Streaming([half[:12], half[12:]], finish=None, done=False)
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", *force)
+    finally:
+        server.stop()
+    assert result.exit_code == 3, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: {server.url}: the stream ended before the answer did (no finish_reason)"
+    )
+    assert essay.read_text() == ESSAY
+
+
+def test_a_stream_that_finishes_without_its_fence_is_refused_unless_forced(essay):
+    """The same text with a finish_reason: the model stopped (an answer, if not a whole
+    rewrite): refused, and written only with --force (as before)."""
+    whole = "```markdown\nThere are many reasons why people enjoy reading.\nA good book takes you far.\n"
+    server = Streaming([whole], finish="stop", done=True)
+    try:
+        refused = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y")
+        forced = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", "--force")
+    finally:
+        server.stop()
+    assert refused.exit_code == 5 and "--force" in refused.stderr
+    assert forced.exit_code == 0 and essay.read_text() == whole.split("\n", 1)[1]

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..backends.openai import Usage
+from ..backends.openai import RemoteError, Usage
 from ..events import Event, Finished, Prefilled, Progress, Stats, TextReceived
 from ..request import EditRequest
 from .prompt import SUMMARY_SYSTEM, FenceStream, _body, _fence, language, messages
@@ -109,7 +109,11 @@ def remote_generate(
             pieces.append(tail)
             yield TextReceived(tail)
     first = first if first is not None else time.perf_counter()
-    stop = "fence" if until is not None and until.closed else {"length": "max_tokens"}.get(finish, "eos")
+    closed = until is not None and until.closed
+    if finish is None and not closed:  # a proxy's timeout, a crashed server: never an answer
+        where = getattr(backend, "base_url", backend.name)
+        raise RemoteError(f"{where}: the stream ended before the answer did (no finish_reason)")
+    stop = "fence" if closed else {"length": "max_tokens"}.get(finish, "eos")
     yield Finished((), "".join(pieces), _stats(usage, deltas, start, first, stop))
 
 
