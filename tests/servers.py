@@ -127,8 +127,8 @@ class Streaming:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 events = []
                 for i, text in enumerate(deltas):
-                    last = i == len(deltas) - 1
-                    choice = {"index": 0, "delta": {"content": text}, "finish_reason": finish if last else None}
+                    end = finish if i == len(deltas) - 1 else None
+                    choice = {"index": 0, "delta": {"content": text}, "finish_reason": end}
                     chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
                              "choices": [choice]}  # fmt: skip
                     events.append(f"data: {json.dumps(chunk)}\n\n")
