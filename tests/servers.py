@@ -40,7 +40,23 @@ class Uvicorn:
         self.thread.join(10)
 
 
-class Fixed:
+class Served:
+    """A stdlib HTTP server on a free loopback port, in a thread, until stop()."""
+
+    def serve(self, handler) -> str:
+        """Start serving with `handler`; the base URL of its /v1."""
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class Fixed(Served):
     """Answers every request with `status` and an OpenAI-shaped error body (after `delay`
     seconds); counts the requests."""
 
@@ -69,15 +85,7 @@ class Fixed:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.url = self.serve(Handler)
 
 
 def free_port() -> int:
@@ -104,7 +112,7 @@ def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
     raise RuntimeError(f"{args[:3]} did not start")
 
 
-class Streaming:
+class Streaming(Served):
     """An OpenAI-shaped server that lists one model and answers every chat request with
     a stream of `deltas` (server-sent events); `finish` the last chunk's finish_reason,
     and `done` whether `data: [DONE]` ends it: without both, a stream a proxy or a crash
@@ -138,12 +146,4 @@ class Streaming:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.url = self.serve(Handler)

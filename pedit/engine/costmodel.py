@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 
-# Sizes that are multiples of 32 or 64 hit llama.cpp's faster kernels (1.5B, 2 cores, after
-# 800 tokens: 63 tokens 0.95 s, 64 tokens 0.83 s, 65 tokens 0.93 s; 128: 1.61 s, 256: 3.17 s,
-# 81 tok/s against 77 at 64). A copy-heavy edit verifies long runs of the file: the wide
+# Sizes that are multiples of 32 or 64 hit llama.cpp's faster kernels (scripts/
+# measure_pass_sizes.py, docs/engine.md: 64 tokens cost less than 63 or 65, and 256 verify
+# faster per token than 64). A copy-heavy edit verifies long runs of the file: the wide
 # sizes let it verify nearly at the rate the model reads a prompt.
 GRID = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 128, 256)
 WIDE = 64  # passes wider than this take a second or more: timed once after a warm-up
