@@ -24,6 +24,7 @@ from pedit.engine.prompt import encode_chat
 from pedit.engine.sampling import Sampling
 from pedit.events import TokenGenerated, TokensAccepted, drain
 from pedit.serve.app import ServeConfig, create_app
+from pedit.serve.limits import Limits, uvicorn_config
 
 FILE = "def total(x):\n    s = 0\n    for i in x:\n        s = s + i\n    return s\n"
 ASK = [
@@ -37,9 +38,10 @@ pytestmark = pytest.mark.timeout(120)  # a server that deadlocks fails here, not
 class Server(Uvicorn):
     """`pedit serve`'s app on the reference backend (or `backend`); `url` is its root."""
 
-    def __init__(self, config: ServeConfig, backend=None):
-        super().__init__(create_app(backend or ReferenceBackend(), FLAT, config))
-        self.url = self.root
+    def __init__(self, config: ServeConfig, backend=None, limits: Limits | None = None):
+        app = create_app(backend or ReferenceBackend(), FLAT, config)
+        super().__init__(app, uvicorn_config(app, "127.0.0.1", 0, limits or Limits(), "warning"))
+        self.url, self.app_model = self.root, app.state.model
 
     def client(self, key: str = "none") -> openai.OpenAI:
         return openai.OpenAI(base_url=self.root + "/v1", api_key=key, max_retries=0)

@@ -29,9 +29,26 @@ def serve_command(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
     api_key: Annotated[
         str | None,
-        typer.Option(envvar="PEDIT_API_KEY", help="Require `Authorization: Bearer KEY` (off loopback too)."),
+        typer.Option(
+            envvar="PEDIT_API_KEY",
+            help="Require `Authorization: Bearer KEY` (off loopback too). Prefer setting PEDIT_API_KEY: "
+            "a command line is visible to every user (ps).",
+        ),
     ] = None,
-    queue: Annotated[int, typer.Option(min=0, help="Requests that may wait for the model (more: 429).")] = 16,
+    queue: Annotated[
+        int, typer.Option(min=0, help="Requests that may wait while one runs (more: 429; 0: none wait).")
+    ] = 16,
+    max_body: Annotated[int, typer.Option(min=1, help="Largest request body, in MB (more: 413).")] = 8,
+    max_connections: Annotated[
+        int, typer.Option(min=1, help="Open connections at most (one more is closed as it arrives).")
+    ] = 256,
+    header_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a request's headers may take to arrive.")
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds its body may take (more: 408).")
+    ] = 30.0,
+    keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle connection stays open.")] = 5,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="Let a web page from this origin call the API (repeatable; none: no CORS)."),
@@ -44,8 +61,10 @@ def serve_command(
     a file is for `pedit edit`; usage reports accepted and rejected prediction tokens.
     A chat may continue its last assistant message (vLLM's continue_final_message);
     streamed chunks say where their tokens came from ("pedit": {"source": ...}).
-    One request at a time; a client that hangs up stops its run.
-    Binds 127.0.0.1; any other address needs --api-key (docs/serve.md).
+    One request at a time; a client that hangs up stops its run (or leaves the queue).
+    Binds 127.0.0.1; any other address needs --api-key; a web page's request is refused
+    unless --cors-origin names its origin. Every bound and what a client sees when it is
+    reached: docs/serve.md, "Limits and failure modes".
     """
     if backend == "openai":
         raise UsageError("pedit serve runs a local model: -b openai (a server) cannot be served again")
@@ -57,6 +76,7 @@ def serve_command(
     from .. import models
     from ..app import calibration, config
     from ..serve.app import ServeConfig, create_app
+    from ..serve.limits import Limits, uvicorn_config
     from ..ui.render import RichReporter
 
     settings = config.resolve(
@@ -71,8 +91,11 @@ def serve_command(
     try:
         cost = calibration.measure_cost(loaded) if settings.get("speculate") == "auto" else None
         name, mode = settings.get("model"), settings.get("speculate")
-        serving = ServeConfig(name, api_key, queue, loopback=is_loopback(host), speculate=mode,
-                              cors=tuple(cors_origin or ()))  # fmt: skip
-        uvicorn.run(create_app(loaded, cost, serving), host=host, port=port, log_level="info")
+        serving = ServeConfig(
+            name, api_key, queue, max_body * 1024 * 1024, body_timeout,
+            loopback=is_loopback(host), speculate=mode, cors=tuple(cors_origin or ()),
+        )  # fmt: skip
+        limits = Limits(max_connections, header_timeout, keep_alive)
+        uvicorn.Server(uvicorn_config(create_app(loaded, cost, serving), host, port, limits)).run()
     finally:
         loaded.close()

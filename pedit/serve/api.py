@@ -1,7 +1,6 @@
-"""OpenAI's chat-completions and completions request and response shapes, in plain
-Python (no web framework here): a request body in, the engine's inputs out (Call); the
-engine's text and figures in, the response bodies out (Shape). What OpenAI refuses with a prediction, pedit
-refuses the same way."""
+"""OpenAI's chat-completions and completions shapes, in plain Python (no web framework
+here): a request as the engine needs it (Call, parsed in schema.py); the engine's text and
+figures in, the response bodies out (Shape); errors in OpenAI's shape (ApiError)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import uuid
 from dataclasses import dataclass
 
 from ..engine.decode import DecodeOptions
-from ..engine.sampling import Sampling
 from ..events import Stats, TokenGenerated, TokensAccepted
 
 
@@ -44,124 +42,6 @@ class Call:
     def param(self) -> str:
         """The request field the prompt came from."""
         return "prompt" if self.messages is None else "messages"
-
-
-def _text(content, where: str) -> str:
-    """A message's content: a string, or a list of {"type": "text", "text": ...} parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-        return "".join(str(p.get("text", "")) for p in content)
-    raise ApiError(400, f"{where}: content must be a string or a list of text parts", where)
-
-
-def parse_chat(body: dict, n_ctx: int) -> Call:
-    _object(body)
-    raw = body.get("messages")
-    if not isinstance(raw, list) or not raw:
-        raise ApiError(400, "messages must be a non-empty list", "messages")
-    messages = []
-    for i, m in enumerate(raw):
-        if not isinstance(m, dict) or m.get("role") not in ("system", "developer", "user", "assistant"):
-            roles = "system, developer, user or assistant"
-            raise ApiError(400, f"messages[{i}]: role must be {roles}", "messages")
-        role = "system" if m["role"] == "developer" else m["role"]
-        messages.append({"role": role, "content": _text(m.get("content", ""), f"messages[{i}]")})
-    continue_final = _continuation(body, messages)
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
-    return Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
-
-
-def parse_completion(body: dict, n_ctx: int) -> Call:
-    """OpenAI's legacy completions: one prompt, plain text; `prediction` is pedit's extension."""
-    _object(body)
-    for key in ("echo", "suffix", "logprobs"):
-        if body.get(key) not in (None, False, ""):
-            raise ApiError(400, f"{key} is not supported", key, "unsupported_value")
-    if (body.get("best_of") or 1) != 1:
-        raise ApiError(400, "pedit returns one choice: best_of must be 1", "best_of", "unsupported_value")
-    prompt = body.get("prompt")
-    if isinstance(prompt, list) and len(prompt) > 1 and all(isinstance(p, str) for p in prompt):
-        raise ApiError(400, "one prompt per request", "prompt", "unsupported_value")
-    if isinstance(prompt, list) and len(prompt) == 1:
-        prompt = prompt[0]
-    if not isinstance(prompt, str) or not prompt:
-        raise ApiError(400, "prompt must be a non-empty string (or a list of one)", "prompt")
-    limit = body.get("max_tokens")
-    return Call(None, prompt, False, *_decoding(body, 16 if limit is None else limit, n_ctx))
-
-
-def _object(body) -> None:
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object")
-
-
-def _decoding(body: dict, limit, n_ctx: int) -> tuple:
-    """What both endpoints share: (prediction, options, stop, stream, include_usage)."""
-    prediction = None
-    if body.get("prediction") is not None:
-        p = body["prediction"]
-        if not isinstance(p, dict) or p.get("type") != "content":
-            raise ApiError(400, 'prediction must be {"type": "content", "content": ...}', "prediction")
-        prediction = _text(p.get("content", ""), "prediction")
-        _refuse_with_prediction(body)
-    if (body.get("n") or 1) != 1:
-        raise ApiError(400, "pedit returns one choice: n must be 1", "n", "unsupported_value")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise ApiError(400, "max_tokens must be a positive integer", "max_tokens")
-    try:
-        sampling = Sampling(
-            temperature=float(body.get("temperature", 1.0)),
-            top_p=float(body.get("top_p", 1.0)),
-            seed=body.get("seed"),
-        )
-    except (TypeError, ValueError) as exc:
-        raise ApiError(400, str(exc), "temperature") from None
-    stop = body.get("stop") or ()
-    stop = (stop,) if isinstance(stop, str) else tuple(stop)
-    if not all(isinstance(s, str) and s for s in stop) or len(stop) > 4:
-        raise ApiError(400, "stop must be a string or a list of up to 4 strings", "stop")
-    include = bool((body.get("stream_options") or {}).get("include_usage"))
-    options = DecodeOptions(limit or n_ctx, sampling)
-    return prediction, options, stop, bool(body.get("stream")), include
-
-
-def _flag(body: dict, key: str, default: bool) -> bool:
-    value = body.get(key, default)
-    if not isinstance(value, bool):
-        raise ApiError(400, f"{key} must be true or false", key)
-    return value
-
-
-def _continuation(body: dict, messages: list[dict]) -> bool:
-    """vLLM's continue_final_message, with its rules: the last message is the assistant's,
-    and the client turns add_generation_prompt off. pedit's prompt always has an open
-    assistant turn (a new one, or the one it continues), so add_generation_prompt false
-    alone is refused."""
-    cont = _flag(body, "continue_final_message", False)
-    opened = _flag(body, "add_generation_prompt", True)
-    if cont and messages[-1]["role"] != "assistant":
-        raise ApiError(400, "continue_final_message: the last message must be the assistant's", "messages")
-    if cont and opened:
-        both = "continue_final_message and add_generation_prompt cannot both be true"
-        raise ApiError(400, both, "add_generation_prompt")
-    if not cont and not opened:
-        alone = "add_generation_prompt false is served only with continue_final_message true"
-        raise ApiError(400, alone, "add_generation_prompt", "unsupported_value")
-    return cont
-
-
-def _refuse_with_prediction(body: dict) -> None:
-    """OpenAI's limits on Predicted Outputs (its documentation), with its error shape."""
-    if (body.get("n") or 1) > 1:
-        raise ApiError(400, "n > 1 is not supported with a prediction", "n", "unsupported_value")
-    if body.get("logprobs") or body.get("top_logprobs"):
-        raise ApiError(400, "logprobs are not supported with a prediction", "logprobs", "unsupported_value")
-    for key in ("presence_penalty", "frequency_penalty"):
-        if (body.get(key) or 0) > 0:
-            raise ApiError(400, f"{key} > 0 is not supported with a prediction", key, "unsupported_value")
-    if body.get("tools") or body.get("functions"):
-        raise ApiError(400, "tools are not supported with a prediction", "tools", "unsupported_value")
 
 
 def finish_reason(stats: Stats, stopped: bool) -> str:

@@ -8,40 +8,67 @@ whole or streamed, the same for /v1/chat/completions and /v1/completions.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import threading
+import logging
 from collections.abc import Iterator
+
+import anyio
+import anyio.to_thread
 
 from ..engine.chat import chat_draft, chat_prompt, completion_events
 from ..engine.costmodel import CostModel
 from ..engine.decode import DecodeOptions
-from ..events import Event, Finished, Progress, Stats, TokenGenerated, TokensAccepted
+from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated, TokensAccepted
 from . import api
+
+log = logging.getLogger("pedit.serve")
 
 
 class Model:
-    """The loaded backend, its lock and its queue."""
+    """The loaded backend, whose turn it is, and the one worker its passes run on.
+
+    Every request waits for its turn on the event loop (an anyio semaphore: a waiter holds
+    no thread), at most `queue` of them while one runs; the holder's work (tokenizing, the
+    engine's passes) runs in a worker thread through a limiter of one, so the model never
+    waits for a thread however many requests wait for the model."""
 
     def __init__(self, backend, cost: CostModel | None, queue: int, speculate: str):
         self.backend, self.cost, self.queue, self.speculate = backend, cost, queue, speculate
-        self._lock = threading.Lock()
-        self._count = threading.Lock()
-        self._waiting = 0
+        self._turn = anyio.Semaphore(1)
+        self._worker = anyio.CapacityLimiter(1)
+        self.waiting = 0
 
-    def enter(self) -> None:
-        with self._count:
-            if self._waiting >= self.queue:
-                raise api.ApiError(429, "the server is busy: too many requests waiting", None, "rate_limit")
-            self._waiting += 1
-        self._lock.acquire()
+    def admit(self) -> bool:
+        """True: the model is this request's now. False: it must wait() (a place in the
+        queue is free). A full queue: 429."""
+        try:
+            self._turn.acquire_nowait()
+            return True
+        except anyio.WouldBlock:
+            pass
+        if self.waiting >= self.queue:
+            raise api.ApiError(429, "the server is busy: too many requests waiting", None, "rate_limit")
+        return False
+
+    async def wait(self) -> None:
+        """Wait for the model's turn (cancellable: a cancelled waiter holds nothing)."""
+        self.waiting += 1
+        try:
+            await self._turn.acquire()
+        finally:
+            self.waiting -= 1
 
     def leave(self) -> None:
-        self._lock.release()
-        with self._count:
-            self._waiting -= 1
+        self._turn.release()
 
-    def start(self, call: api.Call) -> Iterator[Event]:
-        """The engine's events for one call (the caller holds the model). A prompt the
+    async def run(self, fn, *args):
+        """fn(*args) on the model's worker (the caller holds the model). Cancelled, it
+        still waits for fn to return: the backend is never left mid-pass."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._worker)
+
+    def start(self, call: api.Call) -> Answer:
+        """The answer to one call (the caller holds the model). A prompt the
         context cannot take is refused here, before any event. The prefix the prompt
         shares with what the cache holds (the previous request's) is not read again."""
         prompt, draft = tokens(self.backend, call)
@@ -52,9 +79,10 @@ class Model:
         options = call.options
         if options.max_tokens > n_ctx - len(prompt):
             options = DecodeOptions(n_ctx - len(prompt), options.sampling)
-        return completion_events(
+        events = completion_events(
             self.backend, prompt, options, draft=draft, speculate=self.speculate, cost=self.cost
         )
+        return Answer(events, call.stop)
 
 
 def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
@@ -68,25 +96,33 @@ def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
 
 class Answer:
     """One run's text through the stop strings, as (text, source) pieces; then its figures
-    (the figures so far if a stop string ended it early) and finish reason."""
+    and finish reason. A stop string ends the run between the engine's figures: the
+    figures are then those of the last pass, with the tokens counted up to the stop."""
 
     def __init__(self, events: Iterator[Event], stops: tuple[str, ...]):
         self.events, self.stop, self.stats = events, api.StopText(stops), Stats(0, 0, 0, 0.0, 0.0, "eos")
+        self.tokens = 0  # the answer's tokens so far
 
     def pieces(self) -> Iterator[tuple[str, str]]:
         origin = "model"
         try:
             for event in self.events:
                 if isinstance(event, TokenGenerated | TokensAccepted):
+                    self.tokens += 1 if isinstance(event, TokenGenerated) else len(event.tokens)
                     text, origin = self.stop.feed(event.text), api.source(event)
                     if text:
                         yield text, origin
                     if self.stop.stopped:
                         break
+                elif isinstance(event, Prefilled):  # the prompt read: one pass
+                    n, seconds = event.prompt_tokens, event.seconds
+                    self.stats = Stats(n, 0, 1, seconds, 0.0, "", cached_tokens=event.reused)
                 elif isinstance(event, Progress | Finished):
                     self.stats = event.stats
         finally:
             self.events.close()
+        if self.stop.stopped:
+            self.stats = dataclasses.replace(self.stats, completion_tokens=self.tokens)
         tail = self.stop.close()
         if tail:  # held back for the stop strings: the last event's text
             yield tail, origin
@@ -96,22 +132,26 @@ class Answer:
         return api.finish_reason(self.stats, self.stop.stopped)
 
 
-def complete(model: Model, call: api.Call, shape: api.Shape) -> dict:
+def complete(answer: Answer, shape: api.Shape) -> dict:
     """The whole answer (the caller holds the model)."""
-    answer = Answer(model.start(call), call.stop)
     text = "".join(piece for piece, _ in answer.pieces())
     return shape.response(text, answer.stats, answer.stop.stopped)
 
 
 def stream(answer: Answer, shape: api.Shape, include_usage: bool) -> Iterator[str]:
     """Server-sent events: the opening chunks, a content chunk per piece, the finish chunk,
-    the usage chunk if asked, [DONE]. Closing it closes the run."""
+    the usage chunk if asked, [DONE]. Closing it closes the run. A run that fails midway
+    ends with an error event in OpenAI's shape (clients raise it), not a silent stop."""
     for obj in shape.opening():
         yield sse(obj)
     pieces = answer.pieces()
     try:
         for text, origin in pieces:
             yield sse(shape.content(text, origin))
+    except Exception:
+        log.exception("a streamed answer failed")
+        yield sse(api.ApiError(500, "the answer failed midway (the server's log has the cause)").body())
+        return
     finally:
         pieces.close()
     yield sse(shape.finish(answer.finish_reason))

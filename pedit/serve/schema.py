@@ -1,0 +1,190 @@
+"""The request bodies of /v1/chat/completions and /v1/completions as pydantic models
+(FastAPI's convention), and what pedit does with each parameter OpenAI's API defines:
+
+- honoured: messages, prompt, prediction, max_tokens, max_completion_tokens, temperature,
+  top_p, seed, stop, stream, stream_options; vLLM's continue_final_message and
+  add_generation_prompt;
+- no effect on the answer, accepted: model (the server has one), user, metadata, store,
+  service_tier, prompt_cache_key, safety_identifier, parallel_tool_calls;
+- accepted at their neutral value only, otherwise a 400 naming them (as llama-server and
+  vLLM answer what they do not serve): n and best_of (1), logprobs and echo (false),
+  top_logprobs, penalties (0), logit_bias ({}), tools, functions, tool_choice and
+  function_call ("none"), response_format ({"type": "text"}), modalities (["text"]),
+  audio, reasoning_effort, verbosity, web_search_options, suffix;
+- any other key: ignored, as OpenAI ignores it.
+
+Strict types (no "false" for false, no 1.5 for a seed), finite numbers only, the JSON
+parsed by pydantic's own parser (its depth limit and its refusal of a lone surrogate
+escape are a 400 like any other)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..engine.decode import DecodeOptions
+from ..engine.sampling import Sampling
+from .api import ApiError, Call
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Positive = Annotated[int, Field(ge=1)]
+Stop = Annotated[str, Field(min_length=1)]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class Part(Body):
+    type: Literal["text"]
+    text: str = ""
+
+
+Content = str | list[Part]
+
+
+class Message(Body):
+    role: Literal["system", "developer", "user", "assistant"]
+    content: Content | None = None
+
+
+class Prediction(Body):
+    type: Literal["content"]
+    content: Content
+
+
+class StreamOptions(Body):
+    include_usage: bool = False
+
+
+class Common(Body):
+    """What both endpoints take."""
+
+    model: str | None = None
+    prediction: Prediction | None = None
+    max_tokens: Positive | None = None
+    temperature: Annotated[Finite, Field(ge=0, le=2)] = 1.0
+    top_p: Annotated[Finite, Field(gt=0, le=1)] = 1.0
+    seed: Annotated[int, Field(ge=0, lt=2**63)] | None = None
+    stop: Stop | Annotated[list[Stop], Field(max_length=4)] | None = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int | None = None
+    logprobs: Any = None
+    top_logprobs: Any = None
+    presence_penalty: Finite | None = None
+    frequency_penalty: Finite | None = None
+    logit_bias: dict[str, Any] | None = None
+
+
+class ChatBody(Common):
+    messages: Annotated[list[Message], Field(min_length=1)]
+    max_completion_tokens: Positive | None = None
+    continue_final_message: bool = False
+    add_generation_prompt: bool = True
+    tools: list[Any] | None = None
+    functions: list[Any] | None = None
+    tool_choice: Any = None
+    function_call: Any = None
+    response_format: dict[str, Any] | None = None
+    modalities: list[str] | None = None
+    audio: Any = None
+    reasoning_effort: Any = None
+    verbosity: Any = None
+    web_search_options: Any = None
+
+
+class CompletionBody(Common):
+    prompt: str | Annotated[list[str], Field(min_length=1)]
+    best_of: int | None = None
+    echo: bool | None = None
+    suffix: str | None = None
+
+
+# What pedit cannot honour, at the value that means "not asked": a request that asks for
+# more gets a 400 naming the parameter. (key, neutral values)
+NEUTRAL: tuple[tuple[str, tuple], ...] = (
+    ("n", (None, 1)), ("best_of", (None, 1)), ("logprobs", (None, False, 0)), ("top_logprobs", (None, 0)),
+    ("echo", (None, False)), ("suffix", (None, "")), ("presence_penalty", (None, 0)),
+    ("frequency_penalty", (None, 0)), ("logit_bias", (None, {})), ("tools", (None, [])),
+    ("functions", (None, [])), ("tool_choice", (None, "none")), ("function_call", (None, "none")),
+    ("response_format", (None, {"type": "text"})), ("modalities", (None, ["text"])), ("audio", (None,)),
+    ("reasoning_effort", (None,)), ("verbosity", (None,)), ("web_search_options", (None,)),
+)  # fmt: skip
+
+
+def parse_chat(raw: bytes, n_ctx: int) -> Call:
+    body = _validate(ChatBody, raw)
+    messages = [
+        {"role": "system" if m.role == "developer" else m.role, "content": _text(m.content)}
+        for m in body.messages
+    ]
+    continue_final = _continuation(body, messages)
+    limit = body.max_completion_tokens or body.max_tokens
+    return Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
+
+
+def parse_completion(raw: bytes, n_ctx: int) -> Call:
+    """OpenAI's legacy completions: one prompt, plain text; `prediction` is pedit's extension."""
+    body = _validate(CompletionBody, raw)
+    prompt = body.prompt
+    if isinstance(prompt, list):
+        if len(prompt) > 1:
+            raise ApiError(400, "one prompt per request", "prompt", "unsupported_value")
+        prompt = prompt[0]
+    if not prompt:
+        raise ApiError(400, "prompt must be a non-empty string (or a list of one)", "prompt")
+    return Call(None, prompt, False, *_decoding(body, body.max_tokens or 16, n_ctx))
+
+
+def _validate(model: type[Body], raw: bytes) -> Body:
+    """The body as `model`, or OpenAI's 400 naming the first bad parameter."""
+    try:
+        body = model.model_validate_json(raw or b"null")
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = [str(p) for p in error["loc"] if not isinstance(p, int)][:1]
+        if error["type"] == "json_invalid" or not where:
+            raise ApiError(400, f"the request body is not this API's JSON object: {error['msg']}") from None
+        path = ".".join(str(p) for p in error["loc"] if not re.search(r"[-\[]", str(p)))  # no union tags
+        raise ApiError(400, f"{path}: {error['msg']}", where[0]) from None
+    for key, neutral in NEUTRAL:
+        if key in type(body).model_fields and getattr(body, key) not in neutral:
+            raise ApiError(400, f"{key} is not supported by pedit serve", key, "unsupported_value")
+    return body
+
+
+def _text(content: Content | None) -> str:
+    """A content: a string, or a list of text parts."""
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else "".join(p.text for p in content)
+
+
+def _continuation(body: ChatBody, messages: list[dict]) -> bool:
+    """vLLM's continue_final_message, with its rules: the last message is the assistant's,
+    and the client turns add_generation_prompt off. pedit's prompt always has an open
+    assistant turn (a new one, or the one it continues), so add_generation_prompt false
+    alone is refused."""
+    cont, opened = body.continue_final_message, body.add_generation_prompt
+    if cont and messages[-1]["role"] != "assistant":
+        raise ApiError(400, "continue_final_message: the last message must be the assistant's", "messages")
+    if cont and opened:
+        both = "continue_final_message and add_generation_prompt cannot both be true"
+        raise ApiError(400, both, "add_generation_prompt")
+    if not cont and not opened:
+        alone = "add_generation_prompt false is served only with continue_final_message true"
+        raise ApiError(400, alone, "add_generation_prompt", "unsupported_value")
+    return cont
+
+
+def _decoding(body: Common, limit: int | None, n_ctx: int) -> tuple:
+    """What both endpoints share: (prediction, options, stop, stream, include_usage).
+    No limit: the context's room (the model clips it to what is left after the prompt)."""
+    prediction = _text(body.prediction.content) if body.prediction else None
+    sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=body.seed)
+    stop = (body.stop,) if isinstance(body.stop, str) else tuple(body.stop or ())
+    include = bool(body.stream_options and body.stream_options.include_usage)
+    return prediction, DecodeOptions(limit or n_ctx, sampling), stop, body.stream, include
