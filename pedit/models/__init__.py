@@ -13,7 +13,7 @@ import platformdirs
 
 from ..backends import Backend, BackendError, open_backend
 from ..errors import ModelError, UsageError
-from . import assemble, convert, hub
+from . import assemble, buildcheck, convert, hub
 from .cachefile import warn_stderr
 from .progress import NULL_REPORTER, Reporter
 from .registry import DEFAULT_MODEL, REGISTRY, BundledModel, ModelRef, parse_model
@@ -113,6 +113,8 @@ def load(spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, *
         return load_remote(spec, reporter, **options)
     options = {k: v for k, v in options.items() if k not in REMOTE_OPTIONS}
     prepared = prepare(spec, backend, reporter)
+    if prepared.kind == "llama.cpp":  # a build that dies of a signal says so first (buildcheck.py)
+        buildcheck.ensure_runs(cache_root() / "builds", reporter)
     with reporter.task(f"loading {prepared.label} ({prepared.kind})", None):
         try:
             return open_backend(prepared.kind, prepared.path, **options)
