@@ -401,3 +401,84 @@ def test_a_summary_streams_what_it_prints_at_the_end():
             assert final.startswith("".join(out))  # nothing written ever needs taking back
         stream.close()
         assert "".join(out) == final
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+        (["--temperature", "nan"], "Invalid value for '--temperature': 'nan' is not a finite number."),
+        (["--temperature", "inf"], "Invalid value for '--temperature': 'inf' is not a finite number."),
+        (["--top-p", "nan"], "Invalid value for '--top-p': 'nan' is not a finite number."),
+        (["--keep-bias", "-inf"], "Invalid value for '--keep-bias': '-inf' is not a finite number."),
+    ],
+)
+def test_a_seed_or_number_that_cannot_be_used_is_a_usage_error(essay, args, says):
+    """Issue 28 #12: `--seed -1` was an internal error (exit 70) after the model loaded, and
+    `--temperature nan` was accepted (nan compares false with every bound)."""
+    result = invoke("fix", essay, "--stdout", *REF, "--temperature", "1", *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines()[-1] == f"Error: {says}"
+    assert "loading" not in result.stderr
+    assert essay.read_text() == ESSAY
+
+
+def test_stdin_cannot_be_written_back(essay):
+    """Issue 28 #12: `-` with -y was an internal error (exit 70): standard input is not a
+    file, so there is nothing to write back to."""
+    result = invoke("fix", "-", "-y", *REF, input=ESSAY)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        "pedit: error: -y: standard input has no file to write back to; use --stdout (the default for '-')"
+    )
+    assert result.stdout == ""
+
+
+def test_a_line_too_long_for_the_context_names_its_file(tmp_path, essay):
+    """Issue 28 #12: a 100 kB single line is an error naming the file (exit 2); the other
+    file of the run is still rewritten."""
+    long = tmp_path / "long.md"
+    long.write_text("word " * 20000 + "\n")
+    before = long.read_bytes()
+    result = invoke("fix", long, essay, "--check", *REF, *CHANGE)
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("pedit: error:")]
+    assert line.startswith(f"pedit: error: {long}: a single line of ") and "raise --n-ctx" in line
+    assert "essay.md: would change" in result.stderr
+    assert long.read_bytes() == before
+
+
+def _options(command, found: set[str]) -> set[str]:
+    import click
+
+    for param in command.params:
+        if isinstance(param, click.Option):
+            found.update(o for o in param.opts + param.secondary_opts if o.startswith("--"))
+    for sub in getattr(command, "commands", {}).values():
+        _options(sub, found)
+    return found
+
+
+def test_every_flag_an_error_message_names_exists():
+    """Issue 28 #11: an error suggested --no-json, which no command has. Every --flag in the
+    text of an error pedit raises (the strings inside a `raise`, or passed to an error's
+    constructor or to a fail()) is an option of some pedit command."""
+    import ast
+    from pathlib import Path
+
+    from pedit.cli.app import cli
+
+    known = _options(cli, {"--help"})
+    root = Path(__file__).parent.parent
+    named: dict[str, str] = {}
+    for path in [*(root / "pedit").rglob("*.py"), *(root / "backends").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            func = getattr(node, "func", None)
+            name = getattr(func, "attr", None) or getattr(func, "id", "")
+            if isinstance(node, ast.Raise) or re.search(r"(Error|BadParameter|fail)$", name):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                        for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", sub.value):
+                            named.setdefault(flag, f"{path.relative_to(root)}:{sub.lineno}")
+    assert "--no-json-grammar" in named and "--n-ctx" in named  # the scan sees the messages
+    assert {flag: where for flag, where in named.items() if flag not in known} == {}

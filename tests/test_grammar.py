@@ -21,7 +21,15 @@ from pedit.engine.constrained import constrained_generate
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions
 from pedit.engine.edit import edit_events
-from pedit.engine.grammar import Constraint, GrammarError, Matcher, compile_constraint, grammar, tokenizer_for
+from pedit.engine.grammar import (
+    Constraint,
+    GrammarError,
+    Matcher,
+    check,
+    compile_constraint,
+    grammar,
+    tokenizer_for,
+)
 from pedit.engine.sampling import Sampling
 from pedit.request import EditRequest
 
@@ -165,6 +173,33 @@ def test_an_unsatisfiable_schema_is_an_error_not_a_hang(ref):
     c = Constraint("json", json.dumps({"type": "string", "minLength": 5, "maxLength": 2}))
     with pytest.raises(GrammarError):
         run(ref, PACKAGE, c, speculate="off")
+
+
+@pytest.mark.parametrize(
+    ("c", "says"),
+    [
+        (Constraint("regex", "[^\\s\\S]"), "no text matches it"),
+        (Constraint("regex", "a[^\\s\\S]|[a&&b]"), "no text matches it"),
+        (Constraint("regex", "(ab)*[^\\s\\S]|"), "only the empty text matches it"),
+        (Constraint("lark", 'start: "" | NONE\nNONE: /[^\\s\\S]/\n'), "only the empty text matches it"),
+        (Constraint("json", "false"), "schema is false"),
+    ],
+)
+def test_a_constraint_no_text_matches_is_found_without_a_model(c, says):
+    """check() needs no vocabulary (the 256 bytes stand in for one): what only the empty
+    text, or no text, matches is an error before a model loads (issue 28 #10)."""
+    with pytest.raises(GrammarError) as e:
+        check(c)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "c",
+    [Constraint("regex", "[a-z]+"), Constraint("regex", "a?"), Constraint("regex", "é|東京"),
+     Constraint("json", ""), Constraint("lark", 'start: "yes" | "no"\n')],
+)  # fmt: skip
+def test_a_constraint_some_text_matches_passes_the_check(c):
+    check(c)
 
 
 def test_a_regex_answer_matches_it(ref):

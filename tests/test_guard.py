@@ -249,3 +249,15 @@ def test_the_fix_checks_judge_a_piece_that_does_not_parse_alone():
     assert guard.fix_reason("a.py", piece, piece.replace("teh", "the")) is None
     assert guard.fix_reason("a.py", piece, piece.replace("x  #", "y  #")).startswith("a fix changes code")
     assert guard.fix_reason("a.py", piece, piece.replace("teh value", "`x`")).startswith("a fix adds markup")
+
+
+@pytest.mark.parametrize("command", ["fix", "edit", "refactor"])
+def test_an_empty_answer_is_never_a_rewrite(command):
+    """Every command: an empty answer (or blank lines) for a file with text is refused,
+    and `never` says no flag may write it; a file that was empty may stay so."""
+    for new in ("", "\n", "  \n\n"):
+        assert guard.never("Some text.\n", new) == "the answer is empty"
+        assert guard.reason(command, "a.md", "Some text.\n", new) == "the answer is empty"
+        assert guard.reason(command, "a.py", "x = 1\n", new) == "the answer is empty"
+    assert guard.never("\n", "") is None and guard.never("", "") is None
+    assert guard.never("Some text.\n", "Other text.\n") is None

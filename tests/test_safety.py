@@ -200,6 +200,37 @@ def test_an_answer_closed_at_once_is_not_written(tmp_path, answering):
     assert essay.read_text() == ESSAY
 
 
+@pytest.mark.parametrize("mode", [("-y",), ("--stdout",)])
+@pytest.mark.parametrize("answer", ["", "\n\n"])
+def test_an_empty_answer_is_never_written_even_forced(tmp_path, answering, mode, answer):
+    """Issue 28 #10: a model that stops at once (end of turn, no closing fence) gave an
+    answer --force wrote: the file emptied. An empty answer (or blank lines only) for a
+    file with text is never written nor printed, --force or not; exit 5."""
+    essay = write(tmp_path / "essay.md", ESSAY)
+    backend = answering(answer)
+    backend.target = backend.tokenize(answer) + [backend.eos]  # no closing fence
+    for force in ([], ["--force"]):
+        result = invoke("edit", essay, "x", *mode, *force, "--speculate", "off")
+        assert result.exit_code == 5, result.output
+        assert result.stderr.strip().splitlines()[-1] == (
+            "pedit: error: essay.md: the model's answer is empty; nothing written"
+        )
+        assert result.stdout == ""
+        assert essay.read_bytes() == ESSAY.encode()
+
+
+def test_an_empty_summary_is_refused(tmp_path, answering):
+    essay = write(tmp_path / "essay.md", ESSAY)
+    backend = answering("")
+    backend.target = [backend.eos]
+    result = invoke("summarize", essay, "--speculate", "off")
+    assert result.exit_code == 5, result.output
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: essay.md: the model's answer is empty; nothing printed"
+    )
+    assert result.stdout == ""
+
+
 def test_an_answer_closed_by_a_shorter_fence_is_the_file(tmp_path, answering):
     readme = "# Tool\n\nInstall it:\n\n```bash\npip install tool\n```\n\nThen run it.\n"
     path = write(tmp_path / "README.md", readme)

@@ -141,3 +141,42 @@ def test_an_unsatisfiable_schema_is_one_line_and_exit_2(files):
     assert result.stdout == ""
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("pedit: error:") and "schema" in line
+
+
+@pytest.mark.parametrize(
+    ("regex", "says"),
+    [
+        ("[^\\s\\S]", "no text matches it"),
+        ("[a&&b]", "no text matches it"),
+        ("x{0}", "only the empty text matches it"),
+    ],
+)
+@pytest.mark.parametrize("command", [("summarize",), ("edit", "x", "-y", "--force")])
+def test_a_regex_no_text_matches_is_a_usage_error_before_the_model(files, regex, says, command):
+    """Issue 28 #10: a --regex no text can match gave `summarize` an empty answer (exit 0)
+    and `edit -y --force` an empty file. llguidance tells it before a model loads (no byte
+    may start an answer): exit 2, the file byte for byte as it was."""
+    memo = files / "memo.md"
+    result = invoke(command[0], memo, *command[1:], *REF, "--regex", regex)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"pedit: error: --regex: {says}"
+    assert result.stdout == ""
+    assert memo.read_bytes() == MEMO.encode()
+
+
+def test_a_json_file_too_long_for_one_run_names_a_flag_that_exists(files):
+    """Issue 28 #11: the error suggested --no-json, which does not exist; the flag it names
+    turns the grammar off, and the same file then goes in parts."""
+    big = files / "big.json"
+    big.write_text(json.dumps({f"key{i}": f"value number {i}" for i in range(300)}, indent=2) + "\n")
+    before = big.read_bytes()
+    result = invoke("edit", big, "x", *REF, "--n-ctx", "1024", "--diff")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: big.json: too long for one run, and a grammar constrains the whole file "
+        "(raise --n-ctx, or --no-json-grammar for a .json file)"
+    )
+    plain = invoke("edit", big, "x", *REF, "--n-ctx", "1024", "--diff", "--no-json-grammar")
+    assert plain.exit_code == 0, plain.output
+    assert "part 1 of" in plain.stderr
+    assert big.read_bytes() == before

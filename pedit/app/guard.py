@@ -5,9 +5,11 @@ rewrites every sentence, code whose grammar "fix" renamed a variable. `reason(co
 name, old, new)` says why such a rewrite must not be written (None: it may be); the
 shells refuse with that one line unless the user forces it (RefusedError, exit 5).
 
-Every command: a file of a structured format that parsed before must parse after
-(Python, JSON, TOML, YAML); and an answer that is only the start of the file
-(`cut_short`, checked per run by jobs.incomplete, chunks included) is not a rewrite.
+Every command: an empty answer (blank lines only) for a file with text is never a
+rewrite, and no flag writes it (`never`: --force does not override it); a file of a
+structured format that parsed before must parse after (Python, JSON, TOML, YAML); and an
+answer that is only the start of the file (`cut_short`, checked per run by
+jobs.incomplete, chunks included) is not a rewrite.
 `fix` only (an instruction to change little; `fix_reason`, which also judges one piece
 of a file, a chunk or a paragraph, on its own), also:
     paragraphs      every paragraph of old (blank-line separated, >= PARAGRAPH words) keeps
@@ -50,10 +52,19 @@ PROSE = {".md", ".markdown", ".rst", ".txt", ".text", ".tex", ".html", ".htm", "
 
 def reason(command: str, name: str, old: str, new: str) -> str | None:
     """Why `new` must not replace `old` (the file `name`), or None."""
-    found = parse_error(name, old, new)
+    found = never(old, new) or parse_error(name, old, new)
     if found or command != "fix":
         return found
     return fix_reason(name, old, new)
+
+
+def never(old: str, new: str) -> str | None:
+    """What no flag writes: an empty answer (or blank lines only) for a file with text
+    (a constraint only the empty text matches, a model that stopped at once). A file
+    that was empty may stay so."""
+    if old.strip() and not new.strip():
+        return "the answer is empty"
+    return None
 
 
 def fix_reason(name: str, old: str, new: str) -> str | None:

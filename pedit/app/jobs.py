@@ -284,7 +284,7 @@ class Job:
             n = len(parts)
             if n > 1 and self.constraint(text, name, "rewrite"):
                 raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
-                                 "(raise --n-ctx, or --no-json for a .json file)")  # fmt: skip
+                                 "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
             segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
         else:
             segments = span_segments(text, spans)
@@ -337,6 +337,8 @@ class Job:
                              "(raise --n-ctx)")  # fmt: skip
         if len(parts) == 1:
             fin = self.run_one(self.request(text, name), "summary", render, name)
+            if not fin.text.strip():  # nothing to print: the model (or a grammar) stopped at once
+                raise RefusedError(f"{name}: the model's answer is empty; nothing printed")
             return Outcome(fin.text.strip() + "\n", [fin.stats])
         notes, stats = [], []
         for i, piece in enumerate(parts, 1):
@@ -439,7 +441,8 @@ def reached_end(text: str, answer: str) -> bool:
 
 def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
     """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
-    and one closed at once with nothing inside for a file that has text. Written only with
+    and an empty one for a file that has text (closed at once, or stopped at once: see
+    guard.never). Written only with
     `force`: one that ended without closing its fence before the file's end (the model
     stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
     is only the start of the file (guard.cut_short)."""
@@ -450,10 +453,10 @@ def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None
             f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
             False,
         )
+    elif guard.never(text, fin.text):
+        why, forceable = "is empty", False
     elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
         why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
-    elif not fin.text.strip() and text.strip():
-        why, forceable = "is empty", False
     else:
         why = guard.cut_short(text, fin.text)
     if why is None or (forceable and force):

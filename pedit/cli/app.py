@@ -41,16 +41,17 @@ class PeditGroup(TyperGroup):
         return click.Group.main(self, *args, **kwargs)
 
     def invoke(self, ctx: click.Context):
-        from ..backends import BackendError, ContextFull
+        from ..backends import BackendError
 
         try:
             return super().invoke(ctx)
         except PeditError as exc:
             _fail(ctx, exc.message, exc.exit_code)
-        except ContextFull as exc:
-            _fail(ctx, f"{exc}; the file is too long for this context window (try --n-ctx)", ExitCode.USAGE)
         except BackendError as exc:
-            _fail(ctx, str(exc), ExitCode.MODEL)
+            from .rewrite import as_error
+
+            error = as_error(exc)
+            _fail(ctx, error.message, error.exit_code)
         except Terminated:
             _fail(ctx, "terminated; the file being rewritten was not written", ExitCode.TERMINATED)
         except KeyboardInterrupt:
@@ -142,7 +143,8 @@ def _run(command: str, given: dict) -> None:
         given["system"], {k: given[k] for k in keys}, given["max_tokens"],
         o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
         given["drafters"], given["stats_json"], given.get("stdin_filename"),
-        c, given.get("json_grammar", True), given.get("coalesce", True), given.get("api_key"),
+        c, given.get("json_grammar", True), given.get("coalesce", True),
+        o.api_key(given.get("api_key"), given.get("api_key_file")),
         given.get("prompt_cache", True),
     )  # fmt: skip
     code = run(inv)
@@ -169,7 +171,7 @@ COMMON = [
     ("stdin_filename", o.StdinFilename, None), ("stats_json", o.StatsJson, None),
     ("model", o.Model, None), ("backend", o.Backend, None), ("n_ctx", o.NCtx, None),
     ("threads", o.Threads, None), ("base_url", o.BaseUrl, None), ("api_key", o.ApiKey, None),
-    ("jobs", o.Jobs, None),
+    ("api_key_file", o.ApiKeyFile, None), ("jobs", o.Jobs, None),
     ("system", o.System, None), ("max_tokens", o.MaxTokens, None), ("temperature", o.Temperature, 0.0),
     ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),

@@ -10,6 +10,8 @@ from typing import Annotated
 import click
 import typer
 
+from . import options as o
+
 app = typer.Typer(
     help="""Run pedit as a git pre-commit hook on the staged files (docs/hook.md).
 
@@ -65,8 +67,10 @@ def run_command(
             "-b", "--backend", click_type=Choice(["auto", "llama.cpp", "transformers", "reference"])
         ),
     ] = None,
-    temperature: Annotated[float | None, typer.Option(min=0.0, help="[default: 0, greedy]")] = None,
-    seed: Annotated[int | None, typer.Option()] = None,
+    temperature: Annotated[
+        float | None, typer.Option(click_type=o.Finite(min=0.0), help="[default: 0, greedy]")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(min=0)] = None,
 ):
     """Rewrite the staged files the rules select (FILES: these files, as pre-commit passes them).
 

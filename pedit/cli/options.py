@@ -7,6 +7,7 @@ sampling ones turned into a Sampling by `sampling()` for every shell (CLI, sessi
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -56,6 +57,36 @@ def sampling(temperature: float, top_k: int, top_p: float, seed: int):
         return Sampling(temperature, top_k, top_p, seed)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+class Finite(click.FloatRange):
+    """A float in a range, and a number: nan and inf are refused (nan compares false with
+    every bound, so a range alone lets it through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def api_key(key: str | None, key_file: Path | None) -> str | None:
+    """The API key for -b openai: --api-key-file's first line, else --api-key (or its
+    environment variables, which click has read into it). Both given on the command line,
+    or an empty key file, is a usage error."""
+    if key_file is None:
+        return key
+    ctx = click.get_current_context(silent=True)
+    typed = ctx is not None and ctx.get_parameter_source("api_key") == click.core.ParameterSource.COMMANDLINE
+    if typed:
+        raise UsageError("choose one of --api-key, --api-key-file")
+    try:
+        lines = key_file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--api-key-file {key_file}: cannot read it ({exc})") from exc
+    if not lines or not lines[0].strip():
+        raise UsageError(f"--api-key-file {key_file}: its first line is empty")
+    return lines[0].strip()
 
 
 def _flag(*names: str, text: str, panel: str = OUTPUT):
@@ -127,7 +158,17 @@ BaseUrl = Annotated[
 ApiKey = Annotated[
     str | None,
     typer.Option(
-        envvar="OPENAI_API_KEY", show_envvar=True, help="With -b openai: the server's API key.",
+        envvar=["PEDIT_API_KEY", "OPENAI_API_KEY"], show_envvar=True, metavar="KEY",
+        help="With -b openai: the server's API key. On the command line it is visible to every user "
+        "of this machine (ps): prefer PEDIT_API_KEY or --api-key-file.",
+        rich_help_panel=MODEL,
+    ),
+]  # fmt: skip
+ApiKeyFile = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True, dir_okay=False, metavar="FILE",
+        help="With -b openai: read the server's API key from this file's first line.",
         rich_help_panel=MODEL,
     ),
 ]  # fmt: skip
@@ -160,22 +201,27 @@ MaxTokens = Annotated[
         rich_help_panel=DECODING,
     ),
 ]
-Temperature = Annotated[float, typer.Option(min=0.0, help="0 is greedy (argmax).", rich_help_panel=DECODING)]
+Temperature = Annotated[
+    float, typer.Option(click_type=Finite(min=0.0), help="0 is greedy (argmax).", rich_help_panel=DECODING)
+]
 TopK = Annotated[
     int, typer.Option(min=0, help="Sample among the k most likely tokens (0: all).", rich_help_panel=DECODING)
 ]
 TopP = Annotated[
     float,
     typer.Option(
-        click_type=click.FloatRange(min=0.0, max=1.0, min_open=True),
+        click_type=Finite(min=0.0, max=1.0, min_open=True),
         help="Nucleus sampling mass.",
         rich_help_panel=DECODING,
     ),
 ]
-Seed = Annotated[int, typer.Option(help="Random seed for sampling.", rich_help_panel=DECODING)]
+Seed = Annotated[
+    int, typer.Option(min=0, help="Random seed for sampling (0 or more).", rich_help_panel=DECODING)
+]
 KeepBias = Annotated[
     float | None,
     typer.Option(
+        click_type=Finite(),
         help="Add this to the logit of the file's own next token: > 0 changes less, < 0 dares more; "
         "output stays exactly plain decoding's with the same bias. [default: fix 1.5, others 0]",
         rich_help_panel=DECODING,

@@ -1,6 +1,9 @@
 """A remote backend's files, several at once (`--jobs`): the model runs overlap on the
 server; the results are reported and written one by one, in the files' order, each
-against the file as it was read before its run (a file changed meanwhile is not written)."""
+against the file as it was read before its run (a file changed meanwhile is not written).
+Each file succeeds or fails alone: a run that fails (the server's error for that request,
+a refused answer) is that file's line and exit code (Shell.collect), and the other files
+are still written; only Ctrl-C, SIGTERM or a bug stops the runs in flight."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from .. import models
 from ..app import calibration, config, fileio, guard
 from ..app.jobs import EngineOptions, Job, Outcome
 from ..app.templates import templates
-from ..backends import count_tokens
+from ..backends import BackendError, ContextFull, count_tokens
 from ..engine import costmodel
 from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
@@ -82,6 +82,10 @@ def choose_mode(inv: Invocation, files: list[str], kind: str) -> WriteBack:
     if inv.mode:
         if inv.mode == WriteBack.STDOUT and len(files) > 1:
             raise UsageError("--stdout takes one file")
+        if inv.mode == WriteBack.YES and "-" in files:
+            raise UsageError(
+                "-y: standard input has no file to write back to; use --stdout (the default for '-')"
+            )
         return inv.mode
     if files == ["-"]:
         return WriteBack.STDOUT
@@ -171,12 +175,21 @@ class Shell:
         self.err.print(f"pedit: {name}: {message}", highlight=False)
 
     def fail(self, name: str, exc: PeditError, record: dict | None = None) -> int:
-        """One line; the error joins the file's record (a new one if it has none yet)."""
-        self.err.print(f"pedit: error: {exc.message}", highlight=False)
+        """One line that names the file; the error and its exit code join the file's record
+        (a new one if it has none yet)."""
+        message = self._named(name, exc.message)
+        self.err.print(f"pedit: error: {message}", highlight=False)
         if record is None:
             self.results.append(record := {"file": name})
-        record["error"] = exc.message
+        record["error"], record["exit_code"] = message, int(exc.exit_code)
         return int(exc.exit_code)
+
+    def _named(self, name: str, message: str) -> str:
+        """`message`, with the file's name in front unless it starts with it already."""
+        label = (self.inv.stdin_filename or "stdin") if name == "-" else name
+        if message.startswith((f"{label}:", f"{Path(label).name}:")):
+            return message
+        return f"{label}: {message}"
 
     def precheck(self, files: list[str]) -> list[str]:
         """The files worth a model: each readable text (and writable, if the mode writes)
@@ -224,8 +237,8 @@ class Shell:
                 return self._one(job, name)
         except ModelError:
             raise
-        except PeditError as exc:  # a refused rewrite has its record (with its figures) already
-            return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
+        except (PeditError, BackendError) as exc:  # a refused rewrite has its record (with its figures)
+            return self.fail(name, as_error(exc), self.results[-1] if len(self.results) > before else None)
 
     def _one(self, job: Job, name: str) -> int:
         source = self._read(name)  # again: what is written must be checked against this
@@ -277,8 +290,8 @@ class Shell:
                 return self._result(job, source, outcome)
         except ModelError:
             raise
-        except PeditError as exc:
-            return self.fail(name, exc, self.results[-1] if len(self.results) > before else None)
+        except (PeditError, BackendError) as exc:  # this file's failure: the others go on
+            return self.fail(name, as_error(exc), self.results[-1] if len(self.results) > before else None)
 
     def outcome(self, job: Job, name: str, render) -> tuple[fileio.Source, Outcome]:
         source = self._read(name)
@@ -346,6 +359,8 @@ class Shell:
         new_text = source.render(outcome.text)
         changed = new_text != old_text
         refused = guard.reason(self.inv.command, source.name, source.text, outcome.text) if changed else None
+        forceable = not guard.never(source.text, outcome.text)  # an empty answer: no flag writes it
+        force = self.inv.force and forceable
         lines = unified_diff(old_text, new_text, source.name)
         record = {
             "file": source.name,
@@ -370,8 +385,8 @@ class Shell:
             record["text"] = new_text
             record["diff"] = "".join(lines)
         elif self.mode == WriteBack.STDOUT:
-            if refused and not self.inv.force:
-                raise _unsafe(source, refused)
+            if refused and not force:
+                raise _unsafe(source, refused, forceable)
             sys.stdout.buffer.write(source.encode(outcome.text))
             sys.stdout.flush()
         elif not changed:
@@ -379,16 +394,17 @@ class Shell:
         elif self.mode == WriteBack.DIFF:
             print_diff(lines)
             if refused:
-                self.say(source.name, f"{refused}: pedit would not write it without --force")
+                unless = " without --force" if forceable else ""
+                self.say(source.name, f"{refused}: pedit would not write it{unless}")
         elif self.mode == WriteBack.CHECK:
             if refused:
                 raise RefusedError(f"{source.name}: would change, but {refused}; it would not be written")
             self.say(source.name, "would change")
             return ExitCode.CHANGED
-        elif refused and not self.inv.force:
+        elif refused and not force:
             if self.mode == WriteBack.ASK:
                 print_diff(lines)
-            raise _unsafe(source, refused)
+            raise _unsafe(source, refused, forceable)
         elif self.mode == WriteBack.YES or self._confirm(lines, source):
             fileio.write(source, outcome.text)
             record["written"] = True
@@ -440,5 +456,17 @@ def _verdict_line(outcome: Outcome) -> str:
     return f"{v.check} check {state} ({tries})"
 
 
-def _unsafe(source: fileio.Source, refused: str) -> RefusedError:
-    return RefusedError(f"{source.name}: {refused}; nothing written (--force to write it anyway)", True)
+def _unsafe(source: fileio.Source, refused: str, forceable: bool = True) -> RefusedError:
+    hint = " (--force to write it anyway)" if forceable else ""
+    return RefusedError(f"{source.name}: {refused}; nothing written{hint}", forceable)
+
+
+def as_error(exc: PeditError | BackendError) -> PeditError:
+    """A backend's failure as the error the user sees (for one file here, for the command
+    in app.PeditGroup): a context too small for the file is a usage error (exit 2), any
+    other the backend's (exit 3)."""
+    if isinstance(exc, PeditError):
+        return exc
+    if isinstance(exc, ContextFull):
+        return UsageError(f"{exc}; the file is too long for this context window (try --n-ctx)")
+    return ModelError(str(exc))

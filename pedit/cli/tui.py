@@ -20,6 +20,7 @@ def tui_command(
     threads: o.Threads = None,
     base_url: o.BaseUrl = None,
     api_key: o.ApiKey = None,
+    api_key_file: o.ApiKeyFile = None,
     system: Annotated[
         str | None,
         typer.Option(help="Replace the system prompt for this session.", rich_help_panel=o.DECODING),
@@ -29,7 +30,10 @@ def tui_command(
     top_p: o.TopP = 1.0,
     seed: o.Seed = 0,
     keep_bias: Annotated[
-        float | None, typer.Option(help="As for `pedit edit`. [default: 0]", rich_help_panel=o.DECODING)
+        float | None,
+        typer.Option(
+            click_type=o.Finite(), help="As for `pedit edit`. [default: 0]", rich_help_panel=o.DECODING
+        ),
     ] = None,  # free-form turns: no template's bias
     speculate: o.Speculate = None,
     draft_max: o.DraftMax = None,
@@ -62,7 +66,8 @@ def tui_command(
     )
     speculate = settings.get("speculate")
 
-    remote = {"base_url": settings.get("base_url"), "api_key": api_key, "timeout": settings.get("timeout")}
+    key = o.api_key(api_key, api_key_file)
+    remote = {"base_url": settings.get("base_url"), "api_key": key, "timeout": settings.get("timeout")}
     load = model_loader(
         settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate, remote
     )

@@ -126,14 +126,40 @@ def _one_line(message: str) -> str:
 
 
 def check(c: Constraint) -> None:
-    """GrammarError (one line) if the constraint is malformed; no vocabulary needed, so the
-    shells say it before a model loads."""
+    """GrammarError (one line) if the constraint is malformed, or if no text but the empty
+    one matches it (an answer under it could only be empty); no model's vocabulary needed,
+    so the shells say it before a model loads."""
     import llguidance
 
     text = grammar(c)
     error = llguidance.LLMatcher.validate_grammar(text)
     if error and not error.startswith("WARNING"):
         raise GrammarError(_one_line(error))
+    m = llguidance.LLMatcher(_bytes_tokenizer(), text, log_level=0)
+    if m.is_error():
+        raise GrammarError(_one_line(m.get_error()))
+    # token b (< 256) is the byte b: a byte is allowed at the start iff some non-empty text
+    # that starts with it matches (llguidance allows no byte that leads only to a dead end
+    # of a regex; a Lark rule that never ends is beyond this check, and reaches --max-tokens)
+    if not any(m.compute_bitmask()[:32]):
+        raise GrammarError("only the empty text matches it" if m.is_accepting() else "no text matches it")
+
+
+class _Bytes:
+    """A vocabulary of the 256 bytes and an end-of-sequence token (TokenizerWrapper's reads)."""
+
+    tokens = [bytes([b]) for b in range(256)] + [b"\xff<eos>"]
+    special_token_ids = [256]
+    eos_token_id, bos_token_id = 256, None
+
+    def __call__(self, data: bytes) -> list[int]:
+        return list(data)
+
+
+def _bytes_tokenizer():
+    import llguidance
+
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Bytes()), n_vocab=257, eos_token=[256])
 
 
 class Matcher:
