@@ -36,6 +36,9 @@ BAD_SETTINGS = [
     ("templates.nope", 'templates.nope.system = "x"'),
     ("hook", "hook = 5"),
     ("colour", 'colour = "red"'),
+    ("keep_bias", "keep_bias = nan"),
+    ("keep_bias", "keep_bias = inf"),
+    ("timeout", "timeout = inf"),
 ]
 
 

@@ -227,6 +227,22 @@ async def test_quit_asks_only_with_unsaved_accepted_work(tmp_path):
     assert clean.return_code == 0
 
 
+async def test_an_empty_text_is_never_saved_not_even_with_force(tmp_path):
+    """The guard's rule for every command: an empty answer for a file with text is never
+    written, --force or not (here the session started with --force; hunks picked so that
+    nothing of the file is left)."""
+    app = make_app(tmp_path)
+    app.force = True
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await ask(pilot, app, "Fix it.")
+        app.session.accept("")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.session.unsaved
+    assert (tmp_path / "notes.txt").read_text() == TEXT
+
+
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])
 async def test_help_theme_and_sizes(tmp_path, size):
     app = make_app(tmp_path)

@@ -276,8 +276,9 @@ class PeditApp(App[int]):
     def action_save(self) -> None:
         if self.session is None or self.running:
             return
-        why = guard.reason("edit", self.path.name, self.source.text, self.session.text)
-        if why and not self.force:
+        never = guard.never(self.source.text, self.session.text)  # no flag saves an empty file
+        why = never or guard.reason("edit", self.path.name, self.source.text, self.session.text)
+        if why and (never or not self.force):
             self.notify(
                 f"{why} (start pedit with --force to save it anyway)", title="not saved", severity="error"
             )
