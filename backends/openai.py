@@ -17,14 +17,26 @@ The tokenizer is on the server: `count_tokens` is an estimate (UTF-8 bytes / 3, 
 byte-pair vocabularies average 3.5 to 4.5 bytes a token on English and code), used only to
 size chunks and limits, where too many is the safe side.
 
-Errors are one line each (RemoteError): connection refused, timeouts, 401, 404 (no such
-model), 429 and 5xx after the client's bounded retries with backoff (`retries`, honouring
-Retry-After), and a 400 with the server's own message.
+Errors are one line each (RemoteError), naming the server: connection refused, timeouts, 401,
+404 (no such model), 429 and 5xx after the client's bounded retries with backoff (`retries`,
+honouring Retry-After), a 400 with the server's own message, and what is not OpenAI's shape
+(a /v1/models that is not a list of models, a stream event that is not JSON or not a chunk,
+a 200 that is not an event stream): the server's failure, never pedit's.
+
+Limits: `timeout` bounds each wait for the server (each read); an answer has `deadline`
+seconds in all, from its request (a timer shuts its connection down then, which wakes a read
+that waits: httpx's `network_stream`), and may not go past the `max_tokens` it asked for,
+counted from below (each delta at least one token, every TOKEN_BYTES bytes at least one): a
+server that trickles or never stops is abandoned, not waited for.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import socket
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -33,6 +45,8 @@ from .base import BackendError, Capabilities
 
 CONTINUING = ("pedit", "vllm", "llamacpp")  # owned_by of servers that continue a final assistant turn
 DEFAULT_N_CTX = 32768  # when the server does not say (vLLM and pedit serve say: max_model_len)
+DEADLINE = 1800.0  # seconds for a whole answer: 16,384 tokens (half the default context) at 10 a second
+TOKEN_BYTES = 16  # no real answer averages more bytes a token (BPE: 3.5 to 4.5)
 
 
 class RemoteError(BackendError):
@@ -73,6 +87,7 @@ class OpenAIBackend:
         *,
         n_ctx: int | None = None,
         timeout: float = 300.0,
+        deadline: float = DEADLINE,
         retries: int = 3,
     ):
         import openai
@@ -80,7 +95,7 @@ class OpenAIBackend:
         self._openai = openai
         if not urlsplit(base_url).scheme.startswith("http"):
             raise RemoteError(f"--base-url {base_url!r} is not an http(s) URL")
-        self.base_url = base_url.rstrip("/")
+        self.base_url, self.deadline = base_url.rstrip("/"), deadline
         self.client = openai.OpenAI(
             base_url=self.base_url, api_key=api_key or "none", max_retries=retries,
             timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -107,7 +122,8 @@ class OpenAIBackend:
         entry = self._listed.get(model, {})
         self.model = model
         self.continues = entry.get("owned_by") in CONTINUING
-        self.n_ctx = self._n_ctx or int(entry.get("max_model_len") or DEFAULT_N_CTX)
+        told = entry.get("max_model_len")
+        self.n_ctx = self._n_ctx or (told if isinstance(told, int) and told > 0 else DEFAULT_N_CTX)
 
     @property
     def n_past(self) -> int:
@@ -125,16 +141,23 @@ class OpenAIBackend:
         return math.ceil(len(text.encode("utf-8")) / 3)
 
     def _models(self) -> list[dict]:
-        """The server's /v1/models entries (a server without the route: none)."""
+        """The server's /v1/models entries (a server without the route: none); read here, not
+        by the client's models, so that one of another shape is the server's error."""
         try:
-            page = self.client.models.list()
+            text = self.client.models.with_raw_response.list().text
         except self._openai.APIStatusError as exc:
             if exc.status_code in (404, 405):
                 return []
             raise self._error(exc) from None
         except Exception as exc:
             raise self._error(exc) from None
-        return [m.model_dump() for m in page.data]
+        try:
+            entries = json.loads(text)["data"]
+            if not isinstance(entries, list) or not all(isinstance(m, dict) for m in entries):
+                raise TypeError
+        except (ValueError, TypeError, KeyError, IndexError):
+            raise RemoteError(f"{self.base_url}/models is not a list of models: {_excerpt(text)}") from None
+        return entries
 
     def stream(
         self,
@@ -149,7 +172,8 @@ class OpenAIBackend:
     ) -> Iterator[Delta | Usage]:
         """The answer's text deltas, then its Usage (if the server sends one). `prime`: text
         the answer starts with, sent as a final assistant message to a server that continues
-        it (`self.continues`); else dropped (the caller strips the model's own opening)."""
+        it (`self.continues`); else dropped (the caller strips the model's own opening).
+        RemoteError once the answer is past `self.deadline` or `max_tokens` (module doc)."""
         if not self.model:
             raise RemoteError(f"{self.base_url} lists no model: name one with -m")
         msgs = list(messages)
@@ -166,28 +190,47 @@ class OpenAIBackend:
             kwargs["prediction"] = {"type": "content", "content": prediction}
         if extra:
             kwargs["extra_body"] = extra
+        limits = Limits(self.base_url, time.monotonic() + self.deadline, self.deadline, max_tokens)
         chunks = self._call(self.client.chat.completions.create, **kwargs)
+        timer = _cut_at(chunks.response, limits.end)
+        seen = False
         try:
-            for chunk in self._guarded(chunks):
-                if chunk.usage is not None:
-                    yield _usage(chunk.usage, (chunk.model_extra or {}).get("pedit"))
-                for choice in chunk.choices:
-                    text = (choice.delta.content if choice.delta is not None else None) or ""
-                    if text or choice.finish_reason:
-                        source = ((chunk.model_extra or {}).get("pedit") or {}).get("source")
-                        yield Delta(text, source, choice.finish_reason)
+            for chunk in self._guarded(chunks, limits):
+                seen = True
+                try:
+                    usage, deltas = _read(chunk)
+                except (AttributeError, TypeError, ValueError):
+                    raise RemoteError(f"{self.base_url}: sent a stream chunk that is not OpenAI's shape: "
+                                      f"{_excerpt(_sent(chunk))}") from None  # fmt: skip
+                if usage is not None:
+                    yield usage
+                for delta in deltas:
+                    limits.spend(delta.text)
+                    yield delta
         finally:
+            timer.cancel()
             chunks.close()  # a reader that stops early closes the connection: the server stops
+        kind = chunks.response.headers.get("content-type", "")
+        if not seen and not kind.lower().startswith("text/event-stream"):
+            what = kind or "a body of no type"
+            raise RemoteError(f"{self.base_url}: answered with {what}, not an event stream")
 
-    def _guarded(self, chunks) -> Iterator:
+    def _guarded(self, chunks, limits: Limits) -> Iterator:
+        """The stream's chunks; what ends or breaks it past the deadline is the deadline."""
         it = iter(chunks)
         while True:
             try:
                 chunk = next(it)
             except StopIteration:
+                limits.check()
                 return
             except Exception as exc:
+                limits.check()
+                if isinstance(exc, ValueError):  # json's: an event whose data is not JSON
+                    raise RemoteError(f"{self.base_url}: sent a stream event that is not JSON: "
+                                      f"{_excerpt(getattr(exc, 'doc', str(exc)))}") from None  # fmt: skip
                 raise self._error(exc) from None
+            limits.check()
             yield chunk
 
     def _call(self, fn, *args, **kwargs):
@@ -224,6 +267,81 @@ class OpenAIBackend:
         self.client.close()
 
 
+class Limits:
+    """One answer's bounds: the deadline (`end`, time.monotonic()) and its `max_tokens`, the
+    tokens received counted from below (module doc); `check` and `spend` raise RemoteError
+    naming the limit and the server."""
+
+    def __init__(self, where: str, end: float, seconds: float, max_tokens: int):
+        self.where, self.end, self.seconds, self.max_tokens = where, end, seconds, max_tokens
+        self.deltas = self.size = 0
+
+    def check(self) -> None:
+        if time.monotonic() >= self.end:
+            raise RemoteError(f"{self.where}: no whole answer within the deadline ({self.seconds:g} s, "
+                              "the `deadline` setting); abandoned")  # fmt: skip
+
+    def spend(self, text: str) -> None:
+        self.deltas += bool(text)
+        self.size += len(text.encode("utf-8", "replace"))
+        if max(self.deltas, math.ceil(self.size / TOKEN_BYTES)) > self.max_tokens:
+            raise RemoteError(f"{self.where}: the answer went on past max_tokens ({self.max_tokens}) "
+                              "without stopping; abandoned")  # fmt: skip
+
+
+def _cut_at(response, end: float) -> threading.Timer:
+    """A timer that shuts the answer's connection down at `end` (time.monotonic()): a read
+    that waits wakes up, the stream ends, and the reader finds itself past the deadline.
+    Without the socket (another transport), closing the response stops the next read."""
+    stream = getattr(response, "extensions", {}).get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+
+    def cut() -> None:
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                response.close()
+        except OSError:  # closed already: the answer is over
+            pass
+
+    timer = threading.Timer(max(0.0, end - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _read(chunk) -> tuple[Usage | None, list[Delta]]:
+    """One stream chunk's usage (if any) and text deltas; AttributeError, TypeError or
+    ValueError for a chunk that is not OpenAI's shape (the client parses without checking)."""
+    figures = (chunk.model_extra or {}).get("pedit") or {}
+    usage = getattr(chunk, "usage", None)  # the last chunk's; a server may leave the field out
+    usage = _usage(usage, figures) if usage is not None else None
+    source, deltas = figures.get("source"), []
+    for choice in getattr(chunk, "choices", None) or ():
+        delta, finish = getattr(choice, "delta", None), getattr(choice, "finish_reason", None)
+        text = (delta.content if delta is not None else None) or ""
+        if not (isinstance(text, str) and isinstance(finish, str | None) and isinstance(source, str | None)):
+            raise TypeError("a delta's content, finish_reason or source is not a string")
+        if text or finish:
+            deltas.append(Delta(text, source, finish))
+    return usage, deltas
+
+
+def _sent(chunk) -> str:
+    """A chunk as the server sent it (JSON), as far as the client kept it."""
+    try:
+        return chunk.model_dump_json(warnings=False, exclude_unset=True)
+    except Exception:  # not a model at all (a list, a string): its own text
+        return json.dumps(chunk) if isinstance(chunk, list | str | int | float) else repr(chunk)
+
+
+def _excerpt(text: str, n: int = 60) -> str:
+    """The start of what a server sent, on one line."""
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= n else text[:n] + "...")
+
+
 def _message(exc) -> str:
     """The server's own error message (OpenAI's shape), on one line."""
     body = exc.body if isinstance(exc.body, dict) else {}
@@ -234,11 +352,18 @@ def _message(exc) -> str:
 
 
 def _usage(usage, figures: dict | None) -> Usage:
+    """The server's usage; TypeError where a count is not one."""
     details = usage.completion_tokens_details
     figures = figures or {}
-    return Usage(
+    counts = (
         usage.prompt_tokens or 0, usage.completion_tokens or 0,
         getattr(details, "accepted_prediction_tokens", None) if details else None,
         getattr(details, "rejected_prediction_tokens", None) if details else None,
-        figures.get("forward_passes"), figures.get("accepted_by_drafter"),
+        figures.get("forward_passes"),
     )  # fmt: skip
+    if not all(n is None or (isinstance(n, int) and not isinstance(n, bool)) for n in counts):
+        raise TypeError("a usage count is not an integer")
+    by = figures.get("accepted_by_drafter")
+    if by is not None and not isinstance(by, dict):
+        raise TypeError("accepted_by_drafter is not a table")
+    return Usage(*counts, by)

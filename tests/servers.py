@@ -1,7 +1,9 @@
 """Real HTTP servers on free loopback ports for the serve and remote-backend tests: uvicorn
 running `pedit serve`'s app in a thread, a bare http.server that answers every request
-with one status (a server that is down, busy or broken, as a client meets it), and a
-server command in its own process, waited for until it lists its models."""
+with one status (a server that is down, busy or broken, as a client meets it), scripted
+OpenAI-like servers whose answers are given bytes (a stream cut short, garbage, a trickle,
+an endless stream), and a server command in its own process, waited for until it lists its
+models."""
 
 from __future__ import annotations
 
@@ -112,38 +114,64 @@ def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
     raise RuntimeError(f"{args[:3]} did not start")
 
 
-class Streaming(Served):
+def chunk(text: str, finish: str | None = None) -> bytes:
+    """One server-sent event of an OpenAI chat stream: a delta of `text`, and the
+    finish_reason `finish` (the last one's)."""
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+    body = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [choice]}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+DONE = b"data: [DONE]\n\n"
+MODELS = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]})
+
+
+class Scripted(Served):
+    """An OpenAI-like server whose answers are scripted bytes: GET (/v1/models) answers
+    `models` (one model, "m", by default); every POST (a chat request) answers 200 with
+    `kind` and the pieces of `body` written one by one, `every` seconds apart, the
+    connection closed after the last (no content-length). `body` may be endless (an
+    itertools.repeat): the server writes until the client goes. `posts` counts the chat
+    requests, `wrote` the pieces written."""
+
+    def __init__(self, body, *, every: float = 0.0, kind: str = "text/event-stream", models: str = MODELS):
+        owner = self
+        self.posts = self.wrote = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(models.encode())))
+                self.end_headers()
+                self.wfile.write(models.encode())
+
+            def do_POST(self):
+                owner.posts += 1
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the client gave up (a limit test)
+                    for i, piece in enumerate(body):
+                        if every and i:
+                            time.sleep(every)
+                        self.wfile.write(piece)
+                        owner.wrote += 1
+
+            def log_message(self, *args):
+                pass
+
+        self.url = self.serve(Handler)
+
+
+class Streaming(Scripted):
     """An OpenAI-shaped server that lists one model and answers every chat request with
     a stream of `deltas` (server-sent events); `finish` the last chunk's finish_reason,
     and `done` whether `data: [DONE]` ends it: without both, a stream a proxy or a crash
     cut short."""
 
     def __init__(self, deltas: list[str], *, finish: str | None = "stop", done: bool = True):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def _send(self, body: bytes, kind: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                models = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]}
-                self._send(json.dumps(models).encode(), "application/json")
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                events = []
-                for i, text in enumerate(deltas):
-                    end = finish if i == len(deltas) - 1 else None
-                    choice = {"index": 0, "delta": {"content": text}, "finish_reason": end}
-                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                             "choices": [choice]}  # fmt: skip
-                    events.append(f"data: {json.dumps(chunk)}\n\n")
-                events += ["data: [DONE]\n\n"] if done else []
-                self._send("".join(events).encode(), "text/event-stream")
-
-            def log_message(self, *args):
-                pass
-
-        self.url = self.serve(Handler)
+        last = len(deltas) - 1
+        events = [chunk(text, finish if i == last else None) for i, text in enumerate(deltas)]
+        super().__init__(events + ([DONE] if done else []))

@@ -1,16 +1,20 @@
 """The remote backend (`-b openai --base-url`): pedit as a client of an OpenAI-compatible
 server. Against a real `pedit serve` (uvicorn on loopback, the reference backend), a
 rewrite is the local run's, token for token; several files go at once and are written in
-order; a server that is down, refuses the key, stays busy, breaks or is too slow is one
-line and exit 3, with the file untouched."""
+order; a server that is down, refuses the key, stays busy, breaks, answers what is not
+OpenAI's shape, is too slow, trickles past the deadline or never stops is one line naming
+it and exit 3, with the file untouched."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import time
 
 import pytest
 from click.testing import CliRunner
-from servers import Fixed, Streaming, Uvicorn
+from servers import DONE, Fixed, Scripted, Streaming, Uvicorn, chunk
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.cli.app import cli as app
@@ -27,6 +31,17 @@ pytestmark = pytest.mark.timeout(180)
 
 def invoke(*args):
     return CliRunner().invoke(app, list(map(str, args)))
+
+
+def last_line(result) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
+def limits(isolated_dirs, **values) -> None:
+    """The user's config.toml holds these settings."""
+    conf = isolated_dirs / "config" / "pedit" / "config.toml"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
 
 
 @pytest.fixture(scope="module")
@@ -140,18 +155,14 @@ def test_busy_and_broken_servers_are_retried_then_one_line(essay, status, says):
 
 
 def test_a_server_too_slow_times_out(essay, isolated_dirs):
-    conf = isolated_dirs / "config" / "pedit" / "config.toml"
-    conf.parent.mkdir(parents=True)
-    conf.write_text("timeout = 0.3\n")
+    limits(isolated_dirs, timeout=0.3)
     server = Fixed(200, delay=2.0)
     try:
         result = invoke("edit", essay, "x", *remote(server.url), "-y")
     finally:
         server.stop()
     assert result.exit_code == 3
-    assert (
-        result.stderr.strip().splitlines()[-1] == f"pedit: error: {server.url}: no answer in time (timed out)"
-    )
+    assert last_line(result).endswith(f"{server.url}: no answer in time (timed out)")
     assert essay.read_text() == ESSAY
 
 
@@ -245,8 +256,8 @@ def test_a_stream_cut_short_is_never_written(essay, force):
     finally:
         server.stop()
     assert result.exit_code == 3, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == (
-        f"pedit: error: {server.url}: the stream ended before the answer did (no finish_reason)"
+    assert last_line(result).endswith(
+        f"{server.url}: the stream ended before the answer did (no finish_reason)"
     )
     assert essay.read_text() == ESSAY
 
@@ -263,3 +274,124 @@ def test_a_stream_that_finishes_without_its_fence_is_refused_unless_forced(essay
         server.stop()
     assert refused.exit_code == 5 and "--force" in refused.stderr
     assert forced.exit_code == 0 and essay.read_text() == whole.split("\n", 1)[1]
+
+
+OPEN = chunk("```markdown\n")  # the model's opening fence: an answer under way
+
+GARBAGE = {
+    "an event that is not JSON": (
+        lambda: Scripted([OPEN, b"data: {not json\n\n", DONE]),
+        "{url}: sent a stream event that is not JSON: '{{not json'",
+    ),
+    "a chunk of another shape": (
+        lambda: Scripted([OPEN, b'data: {"choices": 5}\n\n', DONE]),
+        """{url}: sent a stream chunk that is not OpenAI's shape: '{{"choices":5}}'""",
+    ),
+    "a delta that is not text": (
+        lambda: Scripted([OPEN, b'data: {"choices": [{"delta": {"content": 7}}]}\n\n', DONE]),
+        "{url}: sent a stream chunk that is not OpenAI's shape",
+    ),
+    "a /v1/models that is not JSON": (
+        lambda: Scripted([], models="<html>Welcome to nginx!</html>"),
+        "{url}/models is not a list of models: '<html>Welcome to nginx!</html>'",
+    ),
+    "a /v1/models of another shape": (
+        lambda: Scripted([], models='{"data": 5}'),
+        """{url}/models is not a list of models: '{{"data": 5}}'""",
+    ),
+    "a 200 that is not an event stream": (
+        lambda: Scripted([b"<html>502 Bad Gateway</html>"], kind="text/html"),
+        "{url}: answered with text/html, not an event stream",
+    ),
+}
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+@pytest.mark.parametrize("case", list(GARBAGE))
+def test_what_is_not_openais_shape_is_the_servers_failure(essay, case, force):
+    """Garbage from the server (issue 28, item 7) is its failure, not pedit's (70) nor a
+    refused answer (5): exit 3, one line naming the server and quoting what it sent; the
+    file as it was, forced or not."""
+    start, says = GARBAGE[case]
+    server = start()
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", *force)
+    finally:
+        server.stop()
+    assert result.exit_code == 3, result.stderr
+    assert last_line(result).startswith("pedit: error: ")
+    assert says.format(url=server.url) in last_line(result)
+    assert essay.read_bytes() == ESSAY.encode()
+
+
+SLOW = {
+    # a token every 0.6 s (each read well within `timeout`): 30 of them would take 18 s
+    "a trickle": lambda: Scripted([OPEN, *[chunk("word ")] * 30, DONE], every=0.6),
+    # a token, then silence past the deadline (a read that waits when the deadline comes)
+    "a long pause": lambda: Scripted([OPEN, chunk("word "), chunk("word "), DONE], every=3.5),
+    # keep-alive comments, no token ever: bytes arrive, so no read times out
+    "keep-alives only": lambda: Scripted(itertools.repeat(b": ping\n\n"), every=0.1),
+}
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+@pytest.mark.parametrize("case", list(SLOW))
+def test_an_answer_past_the_deadline_is_abandoned(essay, isolated_dirs, case, force):
+    """`timeout` bounds each read; `deadline` the whole answer (issue 28, item 8): a server
+    that trickles, pauses or only keeps the connection alive is abandoned at the deadline
+    (exit 3, one line naming the limit and the server), the file untouched."""
+    limits(isolated_dirs, timeout=5, deadline=1.5)
+    server = SLOW[case]()
+    try:
+        began = time.monotonic()
+        result = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", *force)
+        took = time.monotonic() - began
+    finally:
+        server.stop()
+    assert result.exit_code == 3, result.stderr
+    assert last_line(result).endswith(
+        f"{server.url}: no whole answer within the deadline (1.5 s, the `deadline` setting); abandoned"
+    )
+    assert 1.5 <= took < 3  # the deadline, not the next token (3.5 s) nor the reads' timeout (5 s)
+    assert essay.read_bytes() == ESSAY.encode()
+
+
+ENDLESS = {
+    "tokens": (lambda: Scripted(itertools.chain([OPEN], itertools.repeat(chunk("word "))))),
+    "long deltas": (lambda: Scripted(itertools.chain([OPEN], itertools.repeat(chunk("word " * 800))))),
+}
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+@pytest.mark.parametrize(("case", "max_tokens"), [("tokens", None), ("long deltas", None), ("tokens", 50)])
+def test_an_answer_that_never_stops_is_abandoned_at_max_tokens(essay, case, max_tokens, force):
+    """A server that ignores max_tokens and never stops is abandoned once it has certainly
+    sent more (each delta at least a token, every 16 bytes at least one): the default cap
+    is 2 x the file's tokens + 1024, an explicit --max-tokens is honoured; exit 3, one line
+    naming the limit and the server, the file untouched."""
+    server = ENDLESS[case]()
+    given = ["--max-tokens", str(max_tokens)] if max_tokens else []
+    cap = max_tokens or 2 * math.ceil(len(ESSAY.encode()) / 3) + 1024
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", *given, *force)
+    finally:
+        server.stop()
+    assert result.exit_code == 3, result.stderr
+    assert last_line(result).endswith(
+        f"{server.url}: the answer went on past max_tokens ({cap}) without stopping; abandoned"
+    )
+    assert essay.read_bytes() == ESSAY.encode()
+
+
+def test_an_answer_within_the_limits_is_written(essay, isolated_dirs):
+    """Tokens that come slowly, but within the deadline and max_tokens, are an answer."""
+    limits(isolated_dirs, timeout=3, deadline=5)
+    whole = ["```markdown\n", "There are many reasons why people enjoy reading.\n", "A good book ",
+             "takes you far.\n", "```"]  # fmt: skip
+    server = Scripted([*(chunk(t) for t in whole[:-1]), chunk(whole[-1], "stop"), DONE], every=0.2)
+    try:
+        result = invoke("edit", essay, "x", *remote(server.url), "-m", "m", "-y", "--max-tokens", "8")
+    finally:
+        server.stop()
+    assert result.exit_code == 0, result.stderr
+    assert essay.read_text() == "".join(whole[1:-1])

@@ -79,7 +79,7 @@ def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = 
 def model_loader(backend: str, n_ctx: int, threads: int | None, speculate: str, remote: dict | None = None):
     """load(model spec) -> (backend, cost model or None), as `pedit edit` loads them but
     silently (the app shows its own status); the cost model from the user cache (none for
-    a server: `remote` holds its base_url, api_key and timeout)."""
+    a server: `remote` holds its base_url, api_key, timeout and deadline)."""
 
     def load(spec: str):
         loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads, **(remote or {}))

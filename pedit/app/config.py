@@ -90,7 +90,8 @@ KEYS: dict[str, Key] = {
     # backend "openai": an OpenAI-compatible server (docs/scale.md); its API key only from
     # --api-key or OPENAI_API_KEY, never a file
     "base_url": Key(str),
-    "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer
+    "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer (each read)
+    "deadline": Key(float, lo=0.1, default=1800.0),  # seconds for a whole answer (backends/openai.py)
     "jobs": Key(int, lo=1, hi=64),  # files at once on a server; None: JOBS_REMOTE (a local model: 1)
 }
 ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL"}

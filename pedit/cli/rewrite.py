@@ -118,7 +118,7 @@ def _run_files(shell: Shell, settings: config.Settings, template, files: list[st
     backend = models.load(
         settings.get("model"), settings.get("backend"), reporter,
         n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"), base_url=settings.get("base_url"),
-        api_key=inv.api_key, timeout=settings.get("timeout"),
+        api_key=inv.api_key, timeout=settings.get("timeout"), deadline=settings.get("deadline"),
     )  # fmt: skip
     shell.backend, shell.device = backend.name, backend.capabilities.device
     shell.load_seconds = time.perf_counter() - t0

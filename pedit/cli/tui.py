@@ -67,7 +67,8 @@ def tui_command(
     speculate = settings.get("speculate")
 
     key = o.api_key(api_key, api_key_file)
-    remote = {"base_url": settings.get("base_url"), "api_key": key, "timeout": settings.get("timeout")}
+    remote = {"base_url": settings.get("base_url"), "api_key": key, "timeout": settings.get("timeout"),
+              "deadline": settings.get("deadline")}  # fmt: skip
     load = model_loader(
         settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate, remote
     )

@@ -60,7 +60,7 @@ class Rewriter:
             try:
                 self._backend = models.load(
                     self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads"),
-                    base_url=s.get("base_url"), timeout=s.get("timeout"),
+                    base_url=s.get("base_url"), timeout=s.get("timeout"), deadline=s.get("deadline"),
                 )  # fmt: skip
             except PeditError as exc:  # an unknown model is a setup problem too: exit 3
                 raise ModelError(exc.message) from exc

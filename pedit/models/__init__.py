@@ -122,12 +122,13 @@ def load(spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, *
             raise ModelError(f"cannot load {prepared.label}: {exc}") from exc
 
 
-REMOTE_OPTIONS = ("base_url", "api_key", "timeout")
+REMOTE_OPTIONS = ("base_url", "api_key", "timeout", "deadline")
 
 
 def load_remote(
     spec: str | None, reporter: Reporter = NULL_REPORTER, *, base_url: str | None = None,
-    api_key: str | None = None, timeout: float | None = None, n_ctx: int | None = None, **_local,
+    api_key: str | None = None, timeout: float | None = None, deadline: float | None = None,
+    n_ctx: int | None = None, **_local,
 ):  # fmt: skip
     """A model on an OpenAI-compatible server. `spec` is the server's name for it; the
     default model's name on a server that serves another model means that one (a user who
@@ -135,6 +136,7 @@ def load_remote(
     import os
 
     from ..backends import open_remote
+    from ..backends.openai import DEADLINE
 
     if not base_url:
         raise UsageError(
@@ -142,7 +144,8 @@ def load_remote(
         )
     key = api_key or os.environ.get("OPENAI_API_KEY")
     with reporter.task(f"connecting to {base_url}", None):
-        backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0)
+        backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0,
+                              deadline=deadline or DEADLINE)  # fmt: skip
     served = backend.served
     if spec and (spec in served or not served):
         backend.use(spec)
