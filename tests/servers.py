@@ -22,10 +22,12 @@ from pathlib import Path
 class Uvicorn:
     """An ASGI app under uvicorn on 127.0.0.1, port 0 (any free one)."""
 
-    def __init__(self, app):
+    def __init__(self, app, config=None):
+        """`config`: a uvicorn.Config for `app` (default: uvicorn's own, on port 0)."""
         import uvicorn
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+        config = config or uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 20

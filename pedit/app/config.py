@@ -26,6 +26,7 @@ settings and their sources.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -70,6 +71,7 @@ class Key:
         if self.type is float and type(value) is int:
             value = float(value)
         ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
+        ok = ok and (self.type is not float or math.isfinite(value))  # TOML allows nan and inf
         if self.choices and not (ok and value in self.choices):
             raise UsageError(f"{where}: unknown {name} {value!r}; {name} must be {self.describe()}")
         if not (ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)):
