@@ -251,7 +251,7 @@ class OpenAIBackend:
         if isinstance(exc, o.APIStatusError):
             status, message = exc.status_code, _message(exc)
             what = {
-                401: "the server refused the API key (401; --api-key or OPENAI_API_KEY)",
+                401: "the server refused the API key (401; --api-key-file, PEDIT_API_KEY or OPENAI_API_KEY)",
                 403: "the server refused the request (403)",
                 404: f"{status} not found: {message}",
                 429: f"the server is busy (429) and stayed so after retries: {message}",

@@ -175,3 +175,15 @@ def test_the_help_says_where_the_key_should_be(command):
     assert "visible to every user" in option.help and "prefer PEDIT_API_KEY or --api-key-file" in option.help
     assert option.envvar == ["PEDIT_API_KEY", "OPENAI_API_KEY"]
     assert any(p.name == "api_key_file" for p in cli.commands[command].params)
+
+
+def test_the_hook_and_session_loader_reads_pedit_api_key_before_openai_api_key(server, monkeypatch):
+    """models.load_remote, which the hook uses (it has no --api-key), takes the variables
+    in the CLI's order."""
+    from pedit import models
+
+    monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
+    models.load_remote("m", base_url=server.url).close()
+    monkeypatch.setenv("PEDIT_API_KEY", "pedit-key")
+    models.load_remote("m", base_url=server.url).close()
+    assert server.keys == ["Bearer openai-key", "Bearer pedit-key"]

@@ -90,7 +90,7 @@ KEYS: dict[str, Key] = {
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(int, lo=1),  # None: all usable CPUs
     # backend "openai": an OpenAI-compatible server (docs/scale.md); its API key only from
-    # --api-key or OPENAI_API_KEY, never a file
+    # --api-key(-file), PEDIT_API_KEY or OPENAI_API_KEY, never a config file
     "base_url": Key(str),
     "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer (each read)
     "deadline": Key(float, lo=0.1, default=1800.0),  # seconds for a whole answer (backends/openai.py)

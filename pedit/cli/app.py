@@ -9,6 +9,7 @@ refused (an incomplete answer, or the write guard), 70 internal error, 130 inter
 
 from __future__ import annotations
 
+import faulthandler
 import inspect
 import os
 import signal
@@ -278,6 +279,9 @@ def _terminate(signum, frame):
 
 def main():
     signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C, exit 143
+    # A crash in native code (llama.cpp, torch) the build check could not foresee still
+    # says where it happened on stderr before the process dies (exit 139), never silently.
+    faulthandler.enable()
     cli(prog_name="pedit")
 
 

@@ -53,7 +53,7 @@ class Invocation:
     constraint: Constraint | None = None  # --schema / --regex / --grammar
     json_grammar: bool = True  # a .json file that parses is rewritten under a JSON grammar
     coalesce: bool = True
-    api_key: str | None = None  # -b openai: --api-key / OPENAI_API_KEY
+    api_key: str | None = None  # -b openai: --api-key(-file), PEDIT_API_KEY, OPENAI_API_KEY
     prompt_cache: bool = True  # the prompt's shared start kept on disk (app/prefixcache.py)
 
 

@@ -132,7 +132,8 @@ def load_remote(
 ):  # fmt: skip
     """A model on an OpenAI-compatible server. `spec` is the server's name for it; the
     default model's name on a server that serves another model means that one (a user who
-    named no model). The API key: given, else OPENAI_API_KEY."""
+    named no model). The API key: given, else PEDIT_API_KEY, else OPENAI_API_KEY (the
+    order of the CLI's --api-key; the hook has no flag and reads them here)."""
     import os
 
     from ..backends import open_remote
@@ -142,7 +143,7 @@ def load_remote(
         raise UsageError(
             "--backend openai needs --base-url URL (or PEDIT_BASE_URL, or base_url in the config)"
         )
-    key = api_key or os.environ.get("OPENAI_API_KEY")
+    key = api_key or os.environ.get("PEDIT_API_KEY") or os.environ.get("OPENAI_API_KEY")
     with reporter.task(f"connecting to {base_url}", None):
         backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0,
                               deadline=deadline or DEADLINE)  # fmt: skip

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import anyio
 from fastapi import FastAPI, Request
-from starlette.requests import ClientDisconnect
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from ..engine.costmodel import CostModel
 from . import api, schema
