@@ -100,6 +100,10 @@ def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors), allow_methods=["GET", "POST"],
                            allow_headers=["authorization", "content-type"])  # fmt: skip
 
+    @app.exception_handler(api.ApiError)
+    async def refused(request: Request, exc: api.ApiError):  # what the endpoints raise: 400, 408, 413, 429
+        return fail(exc)
+
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):  # 404, 405, ... in OpenAI's shape
         return fail(api.ApiError(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}"))
@@ -131,13 +135,11 @@ def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
 
 
 async def _serve(request: Request, model: Model, config: ServeConfig, parse: Callable, shape: type):
-    """One POST: read and parse the body, wait for the model's turn, answer whole or streamed."""
-    try:
-        call = parse(await read_body(request, config), model.backend.n_ctx)
-        if not model.admit() and not await wait_while_connected(request, model):
-            return fail(api.ApiError(499, "the client went away while it waited"))  # no one reads it
-    except api.ApiError as exc:
-        return fail(exc)
+    """One POST: read and parse the body, wait for the model's turn, answer whole or
+    streamed. An ApiError raised here is answered by the app's handler (create_app)."""
+    call = parse(await read_body(request, config), model.backend.n_ctx)
+    if not model.admit() and not await wait_while_connected(request, model):
+        raise api.ApiError(499, "the client went away while it waited")  # no one reads it
     return await _answer(model, call, shape(config.model))
 
 
@@ -188,10 +190,8 @@ async def _answer(model: Model, call: api.Call, shape: api.Shape):
         body = await model.run(complete, answer, shape)
         model.leave()
         return body
-    except BaseException as exc:  # a refusal, an error, or the request cancelled (the client gone)
+    except BaseException:  # a refusal, an error, or the request cancelled (the client gone)
         model.leave()
-        if isinstance(exc, api.ApiError):
-            return fail(exc)
         raise
 
 
