@@ -49,6 +49,14 @@ DEADLINE = 1800.0  # seconds for a whole answer: 16,384 tokens (half the default
 TOKEN_BYTES = 16  # no real answer averages more bytes a token (BPE: 3.5 to 4.5)
 
 
+def key_problem(key: str) -> str | None:
+    """What makes `key` unusable in an HTTP header (`Authorization: Bearer KEY`: visible
+    ASCII, no spaces; RFC 6750's token), or None."""
+    if not key.isascii() or not key.isprintable() or " " in key:
+        return "an API key must be visible ASCII characters without spaces (an HTTP header carries no other)"
+    return None
+
+
 class RemoteError(BackendError):
     """A remote server could not give an answer: one line that says why."""
 

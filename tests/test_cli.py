@@ -406,7 +406,11 @@ def test_a_summary_streams_what_it_prints_at_the_end():
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+        (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range 0<=x<=9223372036854775807."),
+        (
+            ["--seed", str(2**63)],
+            f"Invalid value for '--seed': {2**63} is not in the range 0<=x<=9223372036854775807.",
+        ),
         (["--temperature", "nan"], "Invalid value for '--temperature': 'nan' is not a finite number."),
         (["--temperature", "inf"], "Invalid value for '--temperature': 'inf' is not a finite number."),
         (["--top-p", "nan"], "Invalid value for '--top-p': 'nan' is not a finite number."),
@@ -482,3 +486,25 @@ def test_every_flag_an_error_message_names_exists():
                             named.setdefault(flag, f"{path.relative_to(root)}:{sub.lineno}")
     assert "--no-json-grammar" in named and "--n-ctx" in named  # the scan sees the messages
     assert {flag: where for flag, where in named.items() if flag not in known} == {}
+
+
+def test_a_file_or_stdin_over_16_mb_is_refused_before_it_is_read_whole(tmp_path):
+    """`pedit fix - < /dev/zero` read standard input until the process was killed; a file
+    or a stream over 16 MB is now one line and exit 2 (a stream is read no further)."""
+    from pedit.app.fileio import MAX_BYTES
+
+    big = tmp_path / "big.md"
+    with open(big, "wb") as f:
+        f.truncate(MAX_BYTES + 1)  # sparse: its size is all that is read
+    result = invoke("fix", big, "--stdout", *REF)
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip().splitlines()[-1]
+        == f"pedit: error: {big}: larger than 16 MB, more than pedit rewrites"
+    )
+    result = invoke("fix", "-", *REF, input=b"word " * (MAX_BYTES // 5 + 1))
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip().splitlines()[-1]
+        == "pedit: error: stdin: larger than 16 MB, more than pedit rewrites"
+    )

@@ -187,3 +187,17 @@ def test_the_hook_and_session_loader_reads_pedit_api_key_before_openai_api_key(s
     monkeypatch.setenv("PEDIT_API_KEY", "pedit-key")
     models.load_remote("m", base_url=server.url).close()
     assert server.keys == ["Bearer openai-key", "Bearer pedit-key"]
+
+
+@pytest.mark.parametrize("key", ["clé", "two words", "line\nbreak"])
+def test_an_api_key_no_http_header_can_carry_is_a_usage_error(server, files, monkeypatch, key):
+    """A key that is not visible ASCII without spaces was an internal error (exit 70)
+    inside the HTTP client: now exit 2, one line, before any request."""
+    monkeypatch.setenv("PEDIT_API_KEY", key)
+    result = invoke("edit", files[0], "fix typos", *remote(server.url), "-y")
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "pedit: error: an API key must be visible ASCII characters without spaces "
+        "(an HTTP header carries no other)"
+    )
+    assert server.keys == [] and files[0].read_text() == FILES["a.md"][0]

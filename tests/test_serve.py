@@ -404,6 +404,16 @@ def test_serve_refuses_a_public_address_without_a_key():
     assert "not a loopback address: give --api-key" in result.stderr
 
 
+def test_serve_refuses_a_key_no_http_header_can_carry():
+    from typer.testing import CliRunner
+
+    from pedit.cli.app import app
+
+    result = CliRunner().invoke(app, ["serve", "-b", "reference", "--api-key", "clé"])
+    assert result.exit_code == 2
+    assert "--api-key: an API key must be visible ASCII characters without spaces" in result.stderr
+
+
 def test_the_pedit_serve_command_serves(tmp_path):
     """The real command in a subprocess: it loads the model, binds a free port, answers."""
     import os

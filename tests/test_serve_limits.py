@@ -307,8 +307,33 @@ def test_slow_headers_and_slow_bodies_do_not_hold_a_connection():
                         b"Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{")  # fmt: skip
         trickle.settimeout(5)
         assert trickle.recv(100).startswith(b"HTTP/1.1 408")
+        trickle.settimeout(0.2)
+        closed = False  # and the connection is closed: a client still sending is cut off, not read on
+        for _ in range(25):
+            try:
+                trickle.sendall(b" ")
+                closed = trickle.recv(4096) == b""
+            except TimeoutError:  # open, and nothing to read: not closed
+                pass
+            except OSError:  # reset
+                closed = True
+            if closed:
+                break
+        assert closed
     finally:
         s.stop()
+
+
+def test_what_is_not_http_is_a_400_in_openais_shape(server):
+    for request in (b"GARBAGE\r\n\r\n", b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n"):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        sock.sendall(request)
+        reply = b""
+        while chunk := sock.recv(4096):
+            reply += chunk
+        head, _, payload = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
+        assert set(json.loads(payload)["error"]) == {"message", "type", "param", "code"}
 
 
 def test_connections_over_the_limit_are_closed_as_they_arrive_and_the_server_recovers():

@@ -106,6 +106,15 @@ def test_an_answer_cut_by_max_tokens_is_refused_not_printed(files):
     assert "not valid against the schema (cut off: max_tokens)" in result.stderr
 
 
+def test_a_constrained_summary_cut_by_max_tokens_is_refused_not_printed(files):
+    """A summary under --regex that --max-tokens stops before the regex is matched: exit 5,
+    nothing printed (a summary without a constraint may stop there: it is a summary)."""
+    result = invoke("summarize", files / "memo.md", *REF, "--regex", "a{500}", "--max-tokens", "5")
+    assert result.exit_code == 5, result.output
+    assert result.stdout == ""
+    assert "cut off (max_tokens) before it matched --regex" in result.stderr
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

@@ -141,6 +141,19 @@ def decode(data: bytes, name: str = "stdin", path: Path | None = None) -> Source
     )
 
 
+MAX_BYTES = 16 * 1024 * 1024  # ~4M tokens: a day of decoding on a laptop; more is a mistake
+TOO_LARGE = f"larger than {MAX_BYTES // (1024 * 1024)} MB, more than pedit rewrites"
+
+
+def read_stream(stream, name: str = "stdin") -> Source:
+    """A file from a stream (standard input), read up to MAX_BYTES: an endless or huge
+    stream (`< /dev/zero`) is refused, not read into memory until the process dies."""
+    data = stream.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise UsageError(f"{name}: {TOO_LARGE}")
+    return decode(data, name)
+
+
 def read(path: Path, *, force: bool = False) -> Source:
     """Read a file that pedit may rewrite; refuse, with one line, what it must not. The
     Source remembers what was read (its Stamp)."""
@@ -156,10 +169,14 @@ def read(path: Path, *, force: bool = False) -> Source:
         raise UsageError(f"{path}: not a regular file")
     if st.st_nlink > 1 and not force:
         raise UsageError(f"{path}: has {st.st_nlink} hard links; rewriting would split them (--force)")
+    if st.st_size > MAX_BYTES:
+        raise UsageError(f"{path}: {TOO_LARGE}")
     try:
         with open(target, "rb") as f:
             st = os.fstat(f.fileno())
-            data = f.read()
+            data = f.read(MAX_BYTES + 1)
+            if len(data) > MAX_BYTES:  # grown since its stat
+                raise UsageError(f"{path}: {TOO_LARGE}")
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
     return replace(decode(data, str(path), path), stamp=Stamp.of(target, st, data))

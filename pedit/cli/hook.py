@@ -70,7 +70,7 @@ def run_command(
     temperature: Annotated[
         float | None, typer.Option(click_type=o.Finite(min=0.0), help="[default: 0, greedy]")
     ] = None,
-    seed: Annotated[int | None, typer.Option(min=0)] = None,
+    seed: Annotated[int | None, typer.Option(min=0, max=2**63 - 1)] = None,
 ):
     """Rewrite the staged files the rules select (FILES: these files, as pre-commit passes them).
 

@@ -49,6 +49,9 @@ def _drafter_list(value: str) -> tuple[str, ...]:
     return names
 
 
+SEED_MAX = 2**63 - 1  # a signed 64-bit integer: what OpenAI-compatible servers take
+
+
 def sampling(temperature: float, top_k: int, top_p: float, seed: int):
     """The Sampling the options ask for; an impossible combination is a usage error."""
     from ..engine.sampling import Sampling
@@ -216,7 +219,10 @@ TopP = Annotated[
     ),
 ]
 Seed = Annotated[
-    int, typer.Option(min=0, help="Random seed for sampling (0 or more).", rich_help_panel=DECODING)
+    int,
+    typer.Option(
+        min=0, max=SEED_MAX, help="Random seed for sampling (0 to 2^63-1).", rich_help_panel=DECODING
+    ),
 ]
 KeepBias = Annotated[
     float | None,

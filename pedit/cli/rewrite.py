@@ -219,7 +219,7 @@ class Shell:
         if name != "-":
             return fileio.read(Path(name), force=self.inv.force)
         if self._stdin is None:
-            self._stdin = fileio.decode(sys.stdin.buffer.read(), self.inv.stdin_filename or "stdin")
+            self._stdin = fileio.read_stream(sys.stdin.buffer, self.inv.stdin_filename or "stdin")
         return self._stdin
 
     def _empty(self, source: fileio.Source) -> None:
@@ -243,8 +243,9 @@ class Shell:
     def _one(self, job: Job, name: str) -> int:
         source = self._read(name)  # again: what is written must be checked against this
         expected = count_tokens(job.backend, source.text) if self.kind == "rewrite" else None
-        # a summary in one run streams to stdout as it is written (the live view: status only)
-        stream = self.kind == "summary" and self.mode != WriteBack.JSON and self.inv.command != "extract"
+        # a summary in one run streams to stdout as it is written (the live view: status only),
+        # unless a constraint must be seen complete before anything is printed
+        stream = self.kind == "summary" and self.mode != WriteBack.JSON and self.inv.constraint is None
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
         sink = StrippedStream() if stream else None
         show = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
@@ -311,6 +312,11 @@ class Shell:
     def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
         if self.inv.command == "extract":
             return self._extracted(source, outcome)
+        stop = outcome.total().stop_reason
+        if self.inv.constraint is not None and stop in ("max_tokens", "context"):  # short of the grammar
+            what = {"json": "--schema", "regex": "--regex", "lark": "--grammar"}[self.inv.constraint.kind]
+            raise RefusedError(f"{source.name}: the model's answer was cut off ({stop}) before it matched "
+                               f"{what} (raise --max-tokens or --n-ctx); nothing printed")  # fmt: skip
         if self.mode == WriteBack.JSON:
             self.results.append(
                 {

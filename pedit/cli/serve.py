@@ -38,7 +38,7 @@ def serve_command(
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait while one runs (more: 429; 0: none wait).")
     ] = 16,
-    max_body: Annotated[int, typer.Option(min=1, help="Largest request body, in MB (more: 413).")] = 8,
+    max_body: Annotated[int, typer.Option(min=1, help="Largest request body, in MB (more: 413).")] = 1,
     max_connections: Annotated[
         int, typer.Option(min=1, help="Open connections at most (one more is closed as it arrives).")
     ] = 256,
@@ -68,6 +68,10 @@ def serve_command(
     """
     if backend == "openai":
         raise UsageError("pedit serve runs a local model: -b openai (a server) cannot be served again")
+    from ..backends.openai import key_problem
+
+    if api_key and (problem := key_problem(api_key)):
+        raise UsageError(f"--api-key: {problem}")
     if not is_loopback(host) and not api_key:
         raise UsageError(f"--host {host} is not a loopback address: give --api-key (or PEDIT_API_KEY) too")
     import uvicorn

@@ -47,7 +47,7 @@ KEYS = {
     "on_budget": Key(str, ON_BUDGET),
     "max_bytes": Key(int, lo=0),
     "temperature": Key(float, lo=0),
-    "seed": Key(int, lo=0),
+    "seed": Key(int, lo=0, hi=2**63 - 1),
 }
 RULE_KEYS = {"command": Key(str, COMMANDS), "instruction": Key(str), "system": Key(str)}
 

@@ -137,13 +137,15 @@ def load_remote(
     import os
 
     from ..backends import open_remote
-    from ..backends.openai import DEADLINE
+    from ..backends.openai import DEADLINE, key_problem
 
     if not base_url:
         raise UsageError(
             "--backend openai needs --base-url URL (or PEDIT_BASE_URL, or base_url in the config)"
         )
     key = api_key or os.environ.get("PEDIT_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    if key and (problem := key_problem(key)):
+        raise UsageError(problem)
     with reporter.task(f"connecting to {base_url}", None):
         backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0,
                               deadline=deadline or DEADLINE)  # fmt: skip

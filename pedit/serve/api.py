@@ -20,6 +20,12 @@ class ApiError(Exception):
         self.status, self.message, self.param, self.code = status, message, param, code
         self.type = "invalid_request_error" if status < 500 else "server_error"
 
+    @property
+    def closes(self) -> bool:
+        """Whether the answer closes the connection: the body was not read whole (over the
+        cap, too slow, the client gone), so a client still sending it is cut off, not read on."""
+        return self.status in (408, 413, 499)
+
     def body(self) -> dict:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 

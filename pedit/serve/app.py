@@ -42,15 +42,19 @@ class ServeConfig:
     model: str  # the name /v1/models lists and responses carry
     api_key: str | None = None
     queue: int = 16  # requests that may wait for the model while one runs
-    max_body: int = 8 * 1024 * 1024  # bytes
+    max_body: int = 1024 * 1024  # bytes: a 32k-token context's prompt and prediction fit thrice
     body_seconds: float = 30.0  # to send the whole body, once the headers are in
     loopback: bool = True  # bound to a loopback address: check the Host header
     speculate: str = "auto"
     cors: tuple[str, ...] = ()  # origins a browser page may call from (none: no CORS headers)
 
 
-def fail(exc: api.ApiError) -> JSONResponse:
-    headers = {"Retry-After": "1"} if exc.status == 429 else None
+def fail(exc: api.ApiError, *, close: bool = False) -> JSONResponse:
+    """The error in OpenAI's shape; `close` (or an error whose body was not read whole): the
+    connection is closed after it."""
+    headers = {"Retry-After": "1"} if exc.status == 429 else {}
+    if close or exc.closes:
+        headers["Connection"] = "close"
     return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
@@ -85,8 +89,8 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             why = refusal(self.config, scope["method"], scope["path"], Headers(scope=scope))
-            if why is not None:
-                return await fail(why)(scope, receive, send)
+            if why is not None:  # the body (if any) unread: the connection ends with the answer
+                return await fail(why, close=True)(scope, receive, send)
         await self.app(scope, receive, send)
 
 

@@ -2,20 +2,26 @@
 headers are in): uvicorn's h11 protocol with two bounds it lacks.
 
 - At most `connections` open connections: one more is closed as it arrives (a client that
-  opens a thousand never takes the process's file descriptors; uvicorn's own
-  limit_concurrency answers 503 to a request beyond it on a connection already open).
+  opens a thousand never takes the process's file descriptors). A connection carries one
+  request at a time, so this bounds the requests in flight too.
 - A request's headers must arrive within `header_seconds` of the connection opening or
   of the previous response's end (a client sending them a byte at a time is cut off; the
-  body's own deadline is the app's, app.read_body).
+  body's own deadline is the app's, app.read_body, whose 408 closes the connection).
+
+And a request that is not HTTP (a bad chunk size, headers over h11's 16 kB, no Host) gets
+its 400 in OpenAI's shape, as every other error, not uvicorn's plain text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from . import api
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,14 @@ class Bounded(H11Protocol):
             self._timer.cancel()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        body = api.ApiError(400, f"not a valid HTTP request: {msg}").body()
+        response = h11.Response(status_code=400, headers=[(b"content-type", b"application/json"),
+                                                          (b"connection", b"close")])  # fmt: skip
+        for event in (response, h11.Data(data=json.dumps(body).encode()), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
+
     def _arm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -63,5 +77,5 @@ def uvicorn_config(app, host: str, port: int, limits: Limits, log_level: str = "
     protocol = type("Bounded", (Bounded,), {"limits": limits})
     return uvicorn.Config(
         app, host=host, port=port, log_level=log_level, http=protocol,
-        limit_concurrency=limits.connections + 1, timeout_keep_alive=limits.keep_alive_seconds,
+        timeout_keep_alive=limits.keep_alive_seconds,
     )  # fmt: skip
