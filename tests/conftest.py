@@ -62,3 +62,26 @@ def real_cache(tmp_path_factory) -> Path:
 def default_model_env(real_cache, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(real_cache))
     return real_cache
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """mount(size) -> a real, empty tmpfs of `size` bytes (whole 4 KiB pages; directories
+    take none), unmounted after the test; skipped where mounting is not permitted."""
+    import subprocess
+
+    mounts = []
+
+    def mount(size: int) -> Path:
+        where = tmp_path / f"disk{len(mounts)}"
+        where.mkdir()
+        cmd = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"mounting a small tmpfs is not permitted here ({r.stderr.strip()}); no full disk")
+        mounts.append(where)
+        return where
+
+    yield mount
+    for where in mounts:
+        subprocess.run(["umount", str(where)], check=True)

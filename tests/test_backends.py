@@ -166,7 +166,13 @@ def test_batched_logits_match_one_token_steps(backend):
     stepwise = np.concatenate([backend.eval([t]).copy() for t in toks])
     tol = TOLERANCE[backend.name]
     np.testing.assert_allclose(batched, stepwise, atol=tol, rtol=0)
-    assert (batched.argmax(1) == stepwise.argmax(1)).mean() >= 0.9
+    # What the bound means for decoding: with every logit within tol, the choice can differ
+    # only where the step's top two are within 2 * tol (a near-tie); everywhere else it is
+    # the same token (on reference, tol 0: at every position without an exact tie).
+    top2 = np.sort(stepwise, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 2 * tol
+    assert clear.sum() >= len(toks) // 2  # the check sees most positions, not only ties
+    assert (batched.argmax(1) == stepwise.argmax(1))[clear].all()
 
 
 def test_context_limit_is_a_clear_error(backend):

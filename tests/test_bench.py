@@ -83,7 +83,7 @@ def test_peers_run_on_the_same_prompt(kind, tiny_hf, tiny_gguf):
         assert 1 <= r["output_tokens"] <= plain["output_tokens"]
         assert 1 <= r["forward_passes"] <= r["output_tokens"] + 1
         assert r["accepted"] + r["forward_passes"] >= r["output_tokens"]
-        assert r["prefill_seconds"] > 0 and r["decode_seconds"] >= 0
+        assert r["prefill_seconds"] > 0 and r["decode_seconds"] > 0  # both timed (a clock never read fails)
 
 
 def test_markdown_report_and_rerender(quick_reference, tmp_path):

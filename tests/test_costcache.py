@@ -9,13 +9,13 @@ mounting is not permitted)."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from disks import fill
 from typer.testing import CliRunner
 
 from pedit.app.calibration import cached
@@ -70,26 +70,11 @@ def unwritable_cache(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def full_disk(tmp_path) -> Path:
+def full_disk(small_disk) -> Path:
     """A 64 KiB tmpfs filled to the last byte."""
-    mount = tmp_path / "full"
-    mount.mkdir()
-    r = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True
-    )
-    if r.returncode:
-        pytest.skip(
-            f"mounting a small tmpfs is not permitted here ({r.stderr.strip()}); no full disk to test"
-        )
-    try:
-        with open(mount / "filler", "wb", buffering=0) as f:
-            with pytest.raises(OSError) as full:
-                while True:
-                    f.write(b"\0" * 4096)
-            assert full.value.errno == errno.ENOSPC
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
+    mount = small_disk(64 * 1024)
+    fill(mount)
+    return mount
 
 
 def temporary_files(root: Path) -> list[Path]:

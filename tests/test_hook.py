@@ -22,6 +22,7 @@ from pedit import models
 from pedit.app import config
 from pedit.app.templates import templates
 from pedit.backends.reference import ReferenceBackend
+from pedit.errors import UsageError
 from pedit.hook import git as hgit
 from pedit.hook.cache import ResultCache
 from pedit.hook.rewriter import changed_spans
@@ -115,11 +116,11 @@ def test_rules_from_config_files(tmp_path):
     assert config.restage and config.rule_for("docs/a.md") and config.rule_for("docs/x/y/a.md")
     assert config.rule_for("README.md") is None
     assert Rule().matches("deep/down/notes.txt")
-    with pytest.raises(Exception, match="unknown key"):
+    with pytest.raises(UsageError, match="unknown key"):
         parse({"mdoe": "fix"}, "here")
-    with pytest.raises(Exception, match="needs an instruction"):
+    with pytest.raises(UsageError, match="needs an instruction"):
         parse({"rules": [{"command": "edit"}]}, "here")
-    with pytest.raises(Exception, match="mode must be one of"):
+    with pytest.raises(UsageError, match="mode must be one of"):
         parse({"mode": "rewrite"}, "here")
     over = with_overrides(HookConfig(), command="edit", instruction="Use British spelling", mode="check")
     assert over.mode == "check" and over.rule_for("x.py").instruction == "Use British spelling"

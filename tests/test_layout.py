@@ -1,4 +1,4 @@
-"""The folders are the architecture (../shared/STYLE.md): shells -> app -> engine -> backend
+"""The folders are the architecture (README.md, "How it is built"): shells -> app -> engine -> backend
 protocol, and nothing imports upward. Checked on every import statement in pedit/ and
 backends/, the ones inside functions too, and on what importing the engine really loads."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -298,27 +297,6 @@ def test_a_corrupt_bundled_model_exits_3_and_pull_repairs_it(tiny_bundled, tmp_p
     assert path.read_bytes() == good and "ready" in row(pedit("models").output, "tiny")
     models.load("tiny", "llama.cpp", n_ctx=256).close()
     assert essay.read_text() == "Their is a typo.\n"
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """mount(size) -> a real, empty tmpfs of `size` bytes (whole 4 KiB pages; directories
-    take none), unmounted after the test; skipped where mounting is not permitted."""
-    mounts = []
-
-    def mount(size: int) -> Path:
-        where = tmp_path / f"disk{len(mounts)}"
-        where.mkdir()
-        cmd = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            pytest.skip(f"mounting a small tmpfs is not permitted here ({r.stderr.strip()}); no full disk")
-        mounts.append(where)
-        return where
-
-    yield mount
-    for where in mounts:
-        subprocess.run(["umount", str(where)], check=True)
 
 
 def free_bytes(where: Path) -> int:

@@ -9,7 +9,6 @@ with HF_HUB_OFFLINE=1, as a user would, on a user cache that starts empty for th
 
 from __future__ import annotations
 
-import difflib
 import os
 import subprocess
 import sys
@@ -23,7 +22,11 @@ PARAGRAPH = (
     "Their is many reasons why peoples enjoys reading. A good book take you to another world, "
     "and it teach you new things every day.\n"
 )
-ERRORS = ["Their is", "peoples", "enjoys reading", "book take", "it teach"]
+# what `pedit fix` writes with either bundled model: the five errors corrected, nothing else
+FIXED = (
+    "There are many reasons why people enjoy reading. A good book takes you to another world, "
+    "and it teaches you new things every day.\n"
+)
 
 
 def pedit(*args: str, cache: Path) -> subprocess.CompletedProcess:
@@ -51,22 +54,11 @@ def test_pull_assembles_the_default_model(real_cache):
     "backend, model", [("llama.cpp", "qwen2.5-coder-1.5b"), ("transformers", "qwen2.5-coder-0.5b")]
 )
 def test_a_bundled_model_fixes_a_paragraph(paragraph, real_cache, backend, model):
-    result = pedit(
-        "edit",
-        str(paragraph),
-        "Fix the grammar and spelling.",
-        "--stdout",
-        "-b",
-        backend,
-        "-m",
-        model,
-        cache=real_cache,
-    )
+    """`pedit fix`, what a user runs on it: the tools' suggestions in the draft, the model
+    verifying them, the guard. Greedy: the one right answer, on either model."""
+    result = pedit("fix", str(paragraph), "--stdout", "-b", backend, "-m", model, cache=real_cache)
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert difflib.SequenceMatcher(None, PARAGRAPH, out).ratio() > 0.8  # an edit, not a new text
-    left = sum(err in out for err in ERRORS)
-    assert left < len(ERRORS), out  # at least one error corrected
+    assert result.stdout == FIXED
     assert "forward passes" in result.stderr
     assert paragraph.read_text() == PARAGRAPH
 

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from disks import fill
 from typer.testing import CliRunner
 
 from pedit import models
@@ -431,30 +432,21 @@ def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path):
     shutil.rmtree(folder)
 
 
-def test_a_full_disk_leaves_the_file_and_no_temporary_file(tmp_path, answering):
+def test_a_full_disk_leaves_the_file_and_no_temporary_file(small_disk, answering):
     """A real 64 KiB tmpfs, the file on it and the rest filled: its rewrite cannot be
     written beside it."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
-    if r.returncode:
-        pytest.skip(f"mounting a small tmpfs is not permitted here ({r.stderr.decode().strip()})")
-    try:
-        text = "".join(f"Line {i} of a file on a full disk.\n" for i in range(20))
-        path = write(mount / "notes.md", text)
-        with open(mount / "filler", "wb", buffering=0) as f, pytest.raises(OSError):
-            while True:
-                f.write(b"x" * 4096)
-        answering(text.replace("Line 0 ", "Line zero "))
-        result = invoke("edit", path, "Spell out the first number", "-y", "--speculate", "off")
-        assert result.exit_code == 2
-        assert result.stderr.strip().splitlines()[-1] == (
-            f"pedit: error: {path}: cannot write (No space left on device); the file is unchanged"
-        )
-        assert path.read_text() == text and not leftovers(mount)
-        assert not [p.name for p in mount.iterdir() if p.name not in ("notes.md", "filler")]
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
+    mount = small_disk(64 * 1024)
+    text = "".join(f"Line {i} of a file on a full disk.\n" for i in range(20))
+    path = write(mount / "notes.md", text)
+    fill(mount)
+    answering(text.replace("Line 0 ", "Line zero "))
+    result = invoke("edit", path, "Spell out the first number", "-y", "--speculate", "off")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"pedit: error: {path}: cannot write (No space left on device); the file is unchanged"
+    )
+    assert path.read_text() == text and not leftovers(mount)
+    assert not [p.name for p in mount.iterdir() if p.name not in ("notes.md", "filler")]
 
 
 # --- 6. binary files ----------------------------------------------------------------------

@@ -4,7 +4,7 @@ Configurations, interleaved per task in one process (as run.py does):
     free         plain decoding without a grammar (what an answer costs unconstrained)
     plain        plain constrained decoding: one forward pass per token, forced ones too
                  (the baseline of every ratio)
-    coalesce     forced tokens take no pass of their own (seed 003)
+    coalesce     forced tokens take no pass of their own (.txt's "Coalescence")
     pedit        coalescence and drafts (the file, prompt lookup, n-grams), --speculate auto
     pedit free   pedit's drafts without a grammar (a JSON edit: what the grammar adds)
 and the peers on the same model and prompt: llama-cpp-python with a GBNF grammar

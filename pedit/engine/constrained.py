@@ -5,7 +5,7 @@ row masked by the grammar. Three ways to run it, one output:
     plain      every emitted token, forced or drawn, gets its own forward pass
     coalesce   forced tokens get none: they wait in `pending` (emitted, not yet in the KV
                cache) and ride in the next pass, whose logits are needed only for its
-               last position (seed 003)
+               last position (.txt's "Coalescence")
     + drafts   that pass also verifies a draft: rows = eval([*pending, d_1 .. d_k])
 The walk over one pass, rows[i] the logits after pending + d_1..d_i (rows: [k+1, n_vocab]):
     i = 0; repeat:

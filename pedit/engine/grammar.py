@@ -9,7 +9,7 @@ answer token by token. pedit's constrained decoding rule, at every state S of th
     the grammar complete (nothing may follow): stop, as EOS would.
 The rule is a function of the state only, so plain constrained decoding (one forward pass
 per token, forced ones included) and coalescence (forced tokens ride in the next pass
-with the draft, seed 003) emit the same tokens seed for seed. Forced text is tokenized
+with the draft; .txt's "Coalescence") emit the same tokens seed for seed. Forced text is tokenized
 canonically, as Outlines' coalescence does, rather than left to the model's sampling of
 one of its spellings: that is the one place where this rule differs from masking alone.
 

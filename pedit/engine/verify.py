@@ -4,7 +4,8 @@ rows[i] are the logits after [last, d_1 .. d_i] (rows: [k+1, n_vocab]). Walking 
     greedy:   y_i = argmax(rows[i])
     sampling: y_i = one draw from rows[i]'s distribution with the run's Generator
     accept d_{i+1} while y_i == d_{i+1}; the first y_i that differs is the model's own
-    token, and if all k drafts are accepted y_k is a free extra token (seed 002).
+    token, and if all k drafts are accepted y_k is a free extra token (as the
+    reverse-engineering of OpenAI's Predicted Outputs found it).
 This emits exactly the tokens plain decoding would, with exactly one draw per emitted
 token, so on a backend whose logits depend only on the prefix the output equals plain
 decoding's seed for seed. A stop token (EOS) ends the walk where it is drawn.

@@ -4,7 +4,7 @@ A drafter sees the whole token sequence so far (`context`: prompt, then every em
 token; it only ever grows) and proposes up to k tokens that may follow it. Drafters keep
 their own incremental state by reading the part of `context` they have not seen yet, so
 what the model accepted reaches them without a separate call (the `feedback` method of
-STYLE.md's protocol was a no-op in every drafter, and is gone until one needs it).
+the first design's protocol was a no-op in every drafter, and is gone until one needs it).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Adaptive multi-level n-gram drafter (ANPD, seed 004) with a probability threshold
-(seed 000).
+"""Adaptive multi-level n-gram drafter (ANPD: Ou, Chen and Tian, "Lossless
+Acceleration of LLM via Adaptive N-gram Parallel Decoding") with a probability threshold
+(Kim et al., "Autocomplete Algorithm for Language Models", KAIST).
 
 Tables for n = N..2: the counts of the token that followed each (n-1)-token context,
 built from the prompt and updated with every token the model emits (ANPD "Update").
 Query (ANPD §3.2, Multi-Level N-gram): the largest n whose context has been seen decides,
 and its most frequent continuation is drafted; the draft is extended autoregressively on
-its own tokens. Threshold (seed 000, SuggestTokens(model, text, p)): the draft stops as
+its own tokens. Threshold (Kim et al.'s SuggestTokens(model, text, p)): the draft stops as
 soon as the product of the continuations' estimated probabilities,
     P(draft) = prod_i count(x_i | ctx_i) / count(ctx_i),
 would fall below p.

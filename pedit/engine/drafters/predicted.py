@@ -1,4 +1,5 @@
-"""Predicted output (OpenAI "Predicted Outputs", seed 002): the original file is the draft.
+"""Predicted output (OpenAI "Predicted Outputs", as reverse-engineered by its users): the
+original file is the draft.
 
 State: a cursor into the draft (the index of the token the output should produce next),
 whether the output is in sync with the draft, and an anchor: the cursor as of the last

@@ -1,5 +1,5 @@
-"""Prompt lookup (Saxena 2023, seed 001): copy what followed an earlier occurrence of the
-last n tokens, n from max_n down to min_n.
+"""Prompt lookup (Saxena 2023, apoorvumang/prompt-lookup-decoding): copy what followed an
+earlier occurrence of the last n tokens, n from max_n down to min_n.
 
 Which match: the longest n first (a longer context is more specific, so what followed it
 is more likely to follow again), and among matches of that length the most recent one
