@@ -308,3 +308,38 @@ def test_pedit_file_opens_the_session_which_needs_a_terminal(tmp_path, monkeypat
     assert result.exit_code == 2 and "missing.md: no such file" in result.output
     result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2 and "No such command" in result.output
+
+
+class Buggy(ReferenceBackend):
+    """The reference model with a bug in its third pass (not a user's error)."""
+
+    def __init__(self):
+        super().__init__()
+        self.passes = 0
+
+    def eval(self, tokens, *, n_logits: int = 1):
+        self.passes += 1
+        if self.passes == 3:
+            raise ZeroDivisionError("a bug")
+        return super().eval(tokens, n_logits=n_logits)
+
+
+async def test_a_bug_shows_its_traceback_in_the_log_and_the_app_goes_on(tmp_path):
+    """An unexpected exception is not a one-line status: its traceback is in the history
+    log (to read and report), the status says it is a bug, and the session stays usable."""
+    path = tmp_path / "notes.txt"
+    path.write_text(TEXT)
+    app = PeditApp(path, load=lambda spec: (Buggy(), None), model="reference", options=EDITING)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        app.instruction.value = "Fix it."
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.running and not app.instruction.disabled)
+        log = "\n".join(str(line.text) for line in app.query_one("#history").lines)
+        assert (
+            "internal error (a bug in pedit)" in log
+            and "Traceback" in log
+            and "ZeroDivisionError: a bug" in log
+        )
+        assert "internal error: ZeroDivisionError: a bug" in str(app.sub_title)
+    assert path.read_text() == TEXT

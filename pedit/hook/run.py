@@ -139,16 +139,26 @@ def _ahead(repo, entries, config, rewriter, cache, native: bool, pool) -> dict:
         if rule is None:
             continue
         job = _job(repo, entry, rule, config, rewriter, cache, HookReport(), native)
-        if job is not None and job[4] is None:
-            source, changed = job[1], job[3]
-            future = pool.submit(rewriter.rewrite, source.text, entry.path, rule, changed)
-            runs[entry.path] = (source.text, future)
+        if job is not None and job.cached is None:
+            future = pool.submit(rewriter.rewrite, job.source.text, entry.path, rule, job.changed)
+            runs[entry.path] = (job.source.text, future)
     return runs
 
 
-def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool):
-    """(data, source, snap, changed lines, cached rewrite or None, cache key function), or
-    None for a file with nothing to do (its line said)."""
+@dataclass(frozen=True)
+class Job:
+    """One staged file to fix: what was read, and what the cache knows of it."""
+
+    data: bytes  # the bytes to fix (staged, or the file with pre-commit)
+    source: fileio.Source  # their text
+    snap: worktree.Snapshot  # the working-tree file as read before any model runs
+    changed: list | None  # the lines changed since HEAD (None: all of them)
+    cached: str | None  # a rewrite the result cache holds for this text, if any
+    key: Callable[[str], str]  # the result cache's key of a text under this rule and model
+
+
+def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool) -> Job | None:
+    """The file's Job, or None for a file with nothing to do (its line said)."""
     path = entry.path
     read = _read(repo, entry, config, out, native)
     if read is None:
@@ -163,7 +173,7 @@ def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
     s = rewriter.settings
     bias, recipe = template.bias(s.get("keep_bias")), (s.get("spelling"), s.get("chunk_tokens"))
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
-    return data, source, snap, changed, cache.get(keyed(source.text)), keyed
+    return Job(data, source, snap, changed, cache.get(keyed(source.text)), keyed)
 
 
 def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool,
@@ -172,7 +182,8 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
     job = _job(repo, entry, rule, config, rewriter, cache, out, native)
     if job is None:
         return
-    data, source, snap, changed, new, keyed = job
+    data, source, snap, changed, keyed = job.data, job.source, job.snap, job.changed, job.key
+    new = job.cached
     stats: list[Stats] = []
     fresh = new is None
     if fresh:

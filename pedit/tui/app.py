@@ -9,6 +9,7 @@ the session checks after every event, so the app never blocks on the model.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from textual.worker import get_current_worker
 from ..app import fileio, guard
 from ..app.jobs import EngineOptions
 from ..app.session import Session, SessionError, TurnResult
-from ..backends import Backend
+from ..backends import Backend, BackendError
 from ..errors import PeditError
 from ..events import Progress, TextReceived, TokenGenerated, TokensAccepted
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped
@@ -115,10 +116,23 @@ class PeditApp(App[int]):
         """Load in a worker thread; the app takes the model over in model_ready."""
         try:
             backend, cost = self.load(spec)
-        except (PeditError, Exception) as exc:  # shown, and the app stays usable
-            self.post_message(ModelReady(spec, error=str(getattr(exc, "message", exc))))
+        except Exception as exc:  # shown, and the app stays usable
+            self.post_message(ModelReady(spec, error=self._problem(exc)))
             return
         self.post_message(ModelReady(spec, backend=backend, cost=cost))
+
+    def _problem(self, exc: Exception) -> str:
+        """What a worker's failure says in one line. A user's error (a PeditError, a
+        SessionError, a backend's) is its message; anything else is a bug in pedit: its
+        traceback goes to the history log, where it can be read and reported."""
+        if isinstance(exc, PeditError | SessionError | BackendError):
+            return str(getattr(exc, "message", exc))
+        trace = "".join(traceback.format_exception(exc))
+        self.call_from_thread(self._log_bug, trace)  # widgets are the app thread's
+        return f"internal error: {type(exc).__name__}: {exc} (the traceback is in the log)"
+
+    def _log_bug(self, trace: str) -> None:
+        self.query_one("#history", RichLog).write(f"internal error (a bug in pedit):\n{trace}")
 
     def _take_model(self, backend: Backend, cost) -> None:
         if self.session is None:
@@ -192,8 +206,8 @@ class PeditApp(App[int]):
                     self.post_message(Streamed(batch, stats, tokens, now - t0))
                     batch, last = [], now
             self.post_message(Streamed(batch, stats, tokens, time.perf_counter() - t0))
-        except (SessionError, PeditError, Exception) as exc:
-            self.post_message(TurnStopped(str(getattr(exc, "message", exc)), error=True))
+        except Exception as exc:
+            self.post_message(TurnStopped(self._problem(exc), error=True))
             return
         if worker.is_cancelled or session.pending is None:
             self.post_message(TurnStopped("cancelled: the text is unchanged"))
