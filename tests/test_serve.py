@@ -5,12 +5,18 @@ OpenAI's errors for what a prediction cannot be combined with, the API key, the 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 
 import openai
 import pytest
@@ -414,27 +420,29 @@ def test_serve_refuses_a_key_no_http_header_can_carry():
     assert "--api-key: an API key must be visible ASCII characters without spaces" in result.stderr
 
 
-def test_the_pedit_serve_command_serves(tmp_path):
-    """The real command in a subprocess: it loads the model, binds a free port, answers."""
-    import os
-    import re
-    import subprocess
-    import sys
-
+@contextlib.contextmanager
+def serve_process() -> Iterator[tuple[subprocess.Popen, str]]:
+    """The real `pedit serve -b reference` in a subprocess on a free port: (the process,
+    its root URL as it prints it), terminated afterwards."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     args = [sys.executable, "-m", "pedit", "serve", "-b", "reference", "--port", "0", "--speculate", "off"]
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
     try:
         url, deadline = None, time.monotonic() + 60
         while url is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", proc.stderr.readline())
             url = found.group(1) if found else None
         assert url, "the server did not say where it runs"
+        yield proc, url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_the_pedit_serve_command_serves(tmp_path):
+    """The real command in a subprocess: it loads the model, binds a free port, answers."""
+    with serve_process() as (_, url):
         client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0)
         assert [m.id for m in client.models.list()]
         reply = client.chat.completions.create(model="x", messages=ASK, temperature=0, max_tokens=8)
         assert reply.usage.completion_tokens >= 1
-    finally:
-        proc.terminate()
-        proc.wait(10)

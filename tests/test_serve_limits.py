@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import openai
 import pytest
-from test_serve import ASK, Server, SlowBackend, get, settled
+from test_serve import ASK, Server, SlowBackend, get, serve_process, settled
 
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.decode import DecodeOptions, generate
@@ -362,15 +359,8 @@ def test_a_gigabyte_body_does_not_grow_the_real_server():
     """The real `pedit serve` in a subprocess: a client tries to send a 1 GB chunked body;
     the server's peak memory (VmHWM, reset after a warm-up request) stays within 20 MB of
     its idle size, and it goes on answering."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = [sys.executable, "-m", "pedit", "serve", "-b", "reference", "--port", "0", "--speculate", "off"]
-    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        url, deadline = None, time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            found = re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", proc.stderr.readline())
-            url = found and int(found.group(1))
-        port = url
+    with serve_process() as (proc, url):
+        port = int(url.rsplit(":", 1)[1])
         assert post(port, body(2))[0] == 200  # warm: every module a request needs is loaded
         idle = rss(proc.pid, "VmRSS")
         with open(f"/proc/{proc.pid}/clear_refs", "w") as f:
@@ -387,6 +377,3 @@ def test_a_gigabyte_body_does_not_grow_the_real_server():
         sock.close()
         assert rss(proc.pid, "VmHWM") - idle < 20 * 1024 * 1024
         assert post(port, body(2))[0] == 200
-    finally:
-        proc.terminate()
-        proc.wait(10)

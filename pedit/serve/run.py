@@ -1,9 +1,9 @@
 """One request at a time on the loaded model: the queue, the engine's run, and its answer
 whole or streamed, the same for /v1/chat/completions and /v1/completions.
 
-    enter (wait in the queue: 429 when full) -> start (prompt tokens, draft, the engine's
-    events) -> Answer (text pieces through the stop strings, each with its source)
-    -> one response, or server-sent events -> leave
+    admit / wait (the model's turn; 429 when the queue is full) -> start, on the model's
+    worker (prompt tokens, draft, the engine's events) -> Answer (text pieces through the
+    stop strings, each with its source) -> one response, or server-sent events -> leave
 """
 
 from __future__ import annotations
