@@ -1,0 +1,85 @@
+"""The figures of issue 29, counted from the syntax tree of pedit/ and backends/.
+
+    python scripts/house_counts.py            # the counts
+    python scripts/house_counts.py --list     # and every site
+
+Counted: functions longer than 60 lines (def line to last line, docstring included);
+calls of a capitalised name (a constructor) with more than 4 positional arguments;
+`<x>.get("literal")` calls on a name or attribute called settings/cli; the speculative
+loops (functions of pedit/engine that call a backend's eval inside a while loop and a
+drafter's propose_all)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LONG = 60
+
+
+def files() -> list[Path]:
+    out = [*ROOT.glob("pedit/**/*.py"), *ROOT.glob("backends/*.py")]
+    return sorted(p for p in out if "corpus" not in p.parts)
+
+
+def name_of(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def scan(path: Path) -> dict[str, list[str]]:
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(ROOT)
+    found: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": []}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = node.end_lineno - node.lineno + 1
+            if n > LONG:
+                found["long"].append(f"{rel}:{node.lineno} {node.name} {n}")
+            if rel.parts[:2] == ("pedit", "engine"):
+                calls = {name_of(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+                loops = any(isinstance(w, ast.While) for w in ast.walk(node))
+                if loops and {"eval", "propose_all"} <= calls:
+                    found["loops"].append(f"{rel}:{node.lineno} {node.name}")
+        if isinstance(node, ast.Call):
+            callee = name_of(node.func)
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if callee[:1].isupper() and len(positional) > 4:
+                found["wide"].append(f"{rel}:{node.lineno} {callee} {len(positional)}")
+            if (
+                callee == "get"
+                and isinstance(node.func, ast.Attribute)
+                and name_of(node.func.value) in {"settings", "cli", "s"}
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                found["lookups"].append(f"{rel}:{node.lineno} {node.args[0].value}")
+    return found
+
+
+def main() -> None:
+    total: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": []}
+    for path in files():
+        for key, sites in scan(path).items():
+            total[key] += sites
+    labels = {
+        "long": f"functions over {LONG} lines",
+        "wide": "constructor calls with more than 4 positional arguments",
+        "lookups": 'settings.get("...") lookups',
+        "loops": "speculative decoding loops in pedit/engine",
+    }
+    for key, label in labels.items():
+        print(f"{len(total[key]):4d}  {label}")
+        if "--list" in sys.argv:
+            for site in total[key]:
+                print(f"        {site}")
+
+
+if __name__ == "__main__":
+    main()
