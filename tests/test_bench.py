@@ -149,10 +149,20 @@ def test_unknown_task_is_a_usage_error():
     assert result.exit_code == 2 and "no task matches" in result.output
 
 
+def _run(task: str, config: str, repeat: int, *, passes: int, accepted: int, rejected: int, decode: float):
+    """One run of 100 output tokens on backend "x", 0.1 s of prefill, the same output as plain's."""
+    from pedit.bench.run import Run
+
+    return Run(
+        task=task, backend="x", config=config, repeat=repeat, output_tokens=100, forward_passes=passes,
+        accepted=accepted, rejected=rejected, prefill_seconds=0.1, decode_seconds=decode, same=True,
+    )  # fmt: skip
+
+
 def test_a_disturbed_baseline_is_flagged_and_left_out_of_the_goals():
     from pedit.bench.cells import disturbed_tasks
     from pedit.bench.goals import goals
-    from pedit.bench.run import BackendResult, Run
+    from pedit.bench.run import BackendResult
     from pedit.engine.costmodel import CostModel
 
     cost = CostModel((1, 2, 4), (0.02, 0.03, 0.04))  # limit 4 * 0.02 / 0.04 = 2x
@@ -160,8 +170,8 @@ def test_a_disturbed_baseline_is_flagged_and_left_out_of_the_goals():
     for i in range(5):
         slow = i == 4  # the machine was busy while the last task's baseline ran
         plain_s, fast_s = (10.0 if slow else 4.0), 2.5
-        runs += [Run(f"t{i}", "x", "plain", 0, 100, 101, 0, 0, 0.1, plain_s, True),
-                 Run(f"t{i}", "x", "pedit", 0, 100, 30, 80, 5, 0.1, fast_s, True)]  # fmt: skip
+        runs += [_run(f"t{i}", "plain", 0, passes=101, accepted=0, rejected=0, decode=plain_s),
+                 _run(f"t{i}", "pedit", 0, passes=30, accepted=80, rejected=5, decode=fast_s)]  # fmt: skip
     result = BackendResult("x", "m", {}, cost, runs)
     assert set(disturbed_tasks(result)) == {"t4"}
     (share, *_rest) = goals(result, {f"t{i}": "prose" for i in range(5)})
@@ -181,7 +191,7 @@ def test_the_header_names_the_runs_and_the_step_that_rendered_them(quick_referen
 
 def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
     from pedit.bench.goals import goals, repeated_edit_tasks
-    from pedit.bench.run import BackendResult, Run
+    from pedit.bench.run import BackendResult
     from pedit.engine.costmodel import CostModel
 
     tasks = [
@@ -198,8 +208,10 @@ def test_rename_and_type_hint_tasks_are_held_to_the_rejected_draft_goal():
         "prose-z": (100, 90),
     }.items():
         for repeat in range(2):  # summed over the repeats: 20/400, 24/200
-            runs += [Run(task, "x", "plain", repeat, 100, 101, 0, 0, 0.1, 4.0, True),
-                     Run(task, "x", "pedit", repeat, 100, 30, acc, rej, 0.1, 2.0, True)]  # fmt: skip
+            runs += [
+                _run(task, "plain", repeat, passes=101, accepted=0, rejected=0, decode=4.0),
+                _run(task, "pedit", repeat, passes=30, accepted=acc, rejected=rej, decode=2.0),
+            ]
     result = BackendResult("x", "m", {}, cost, runs)
     categories = {t["id"]: t["category"] for t in tasks}
     rows = {g: (m, ok) for g, m, ok in goals(result, categories, repeated_edit_tasks(tasks))}

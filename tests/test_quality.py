@@ -146,9 +146,21 @@ def test_refactor_checks_catch_what_goes_wrong():
 def test_report_from_runs_without_a_model():
     walden, colorsys = TASKS["prose-walden"], TASKS["code-colorsys-rename"]
     runs = [
-        QualityRun(walden.id, "spellcheck", spellcheck(walden.text(), walden.file), None, 0.1),
-        QualityRun(walden.id, "m", walden.reference(), None, 2.0),
-        QualityRun(colorsys.id, "m", _right_answer(colorsys.id, colorsys.text()), None, 3.0),
+        QualityRun(
+            task=walden.id,
+            config="spellcheck",
+            output=spellcheck(walden.text(), walden.file),
+            refused=None,
+            seconds=0.1,
+        ),
+        QualityRun(task=walden.id, config="m", output=walden.reference(), refused=None, seconds=2.0),
+        QualityRun(
+            task=colorsys.id,
+            config="m",
+            output=_right_answer(colorsys.id, colorsys.text()),
+            refused=None,
+            seconds=3.0,
+        ),
     ]
     runs = [evaluate(walden if r.task == walden.id else colorsys, r) for r in runs]
     s = summarize(runs, "m")

@@ -87,7 +87,7 @@ def candidates(text: str, filename: str, number: bool = NUMBER) -> list[Swap]:
                 continue
             for alt in alts:
                 rep = alt[0].upper() + alt[1:] if word[0].isupper() else alt
-                out.append(Swap(m.start(), m.end(), word, rep, kind))
+                out.append(Swap(start=m.start(), end=m.end(), word=word, replacement=rep, kind=kind))
     return out
 
 

@@ -107,7 +107,7 @@ def _lint(text: str, language: str, offset: int) -> list[Change]:
                 start, rep = end, s.replacement_text
             else:
                 rep = "" if s.kind == SuggestionKind.REMOVE else s.replacement_text
-            out.append(Change(lint.lint_kind, rule, start, end, rep))
+            out.append(Change(kind=lint.lint_kind, rule=rule, start=start, end=end, replacement=rep))
     return out
 
 

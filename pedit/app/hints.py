@@ -91,7 +91,7 @@ class Vocabulary:
     generics: tuple[tuple[str, Takes], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Slot:
     """text[start:end] gives way to before + TYPE + after."""
 
@@ -172,13 +172,13 @@ def slots(text: str) -> list[Slot]:
             end = offset(p.end_lineno, p.end_col_offset)
             m = _EQUALS.match(text, end) if has_default else None
             if m is None:
-                out.append(Slot(end, end, ": ", "", v))
+                out.append(Slot(start=end, end=end, before=": ", after="", vocabulary=v))
             else:  # p=0 -> p: T = 0 (a default on the next line keeps its line break)
                 eq = " =" if text[m.end() : m.end() + 1] in "\r\n" else " = "
-                out.append(Slot(end, m.end(), ": ", eq, v))
+                out.append(Slot(start=end, end=m.end(), before=": ", after=eq, vocabulary=v))
         if d.node.returns is None:
             at = closes[offset(d.node.lineno, d.node.col_offset)]
-            out.append(Slot(at, at, " -> ", "", v))
+            out.append(Slot(start=at, end=at, before=" -> ", after="", vocabulary=v))
     return sorted(out, key=lambda s: s.start)
 
 

@@ -17,7 +17,7 @@ CORPUS = Path(__file__).parent / "corpus"
 CATEGORIES = ("prose", "markdown", "code", "summary", "open")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
     id: str
     file: str
@@ -60,9 +60,10 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
     tasks = []
     for t in data["task"]:
         task = Task(
-            t["id"], t["file"], t["command"], t.get("instruction", ""), t["category"],
-            bool(t.get("quick", False)), t.get("max_tokens"), t.get("source", ""), t.get("license", ""),
-            bool(t.get("heldout", False)), t.get("check", {}),
+            id=t["id"], file=t["file"], command=t["command"], instruction=t.get("instruction", ""),
+            category=t["category"], quick=bool(t.get("quick", False)), max_tokens=t.get("max_tokens"),
+            source=t.get("source", ""), license=t.get("license", ""),
+            heldout=bool(t.get("heldout", False)), check=t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:
             raise ValueError(f"{path}: task {task.id}: bad command or category")

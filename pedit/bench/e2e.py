@@ -47,7 +47,7 @@ TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-textwrap-param-rename
 COPY = "code-textwrap-param-rename"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class E2ERun:
     task: str
     config: str
@@ -87,10 +87,15 @@ def run_once(task: Task, config: str, repeat: int) -> E2ERun:
         seconds = time.perf_counter() - t0
         figures = json.loads(stats.read_text()) if stats.exists() else {}
     return E2ERun(
-        task.id, config, repeat, seconds, figures.get("load_seconds", 0.0),
-        figures.get("prefill_seconds", 0.0), figures.get("decode_seconds", 0.0),
-        figures.get("prompt_tokens", 0), figures.get("cached_tokens", 0), figures.get("completion_tokens", 0),
-        figures.get("file_tokens", 0), done.stdout, done.returncode, figures.get("overall_speedup"),
+        task=task.id, config=config, repeat=repeat, seconds=seconds,
+        load_seconds=figures.get("load_seconds", 0.0),
+        prefill_seconds=figures.get("prefill_seconds", 0.0),
+        decode_seconds=figures.get("decode_seconds", 0.0),
+        prompt_tokens=figures.get("prompt_tokens", 0),
+        cached_tokens=figures.get("cached_tokens", 0),
+        completion_tokens=figures.get("completion_tokens", 0),
+        file_tokens=figures.get("file_tokens", 0),
+        output=done.stdout, exit_code=done.returncode, reported=figures.get("overall_speedup"),
     )  # fmt: skip
 
 

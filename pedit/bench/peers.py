@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PeerResult:
     tokens: tuple[int, ...]
     forward_passes: int  # prefill included
@@ -89,7 +89,10 @@ class LlamaCppPeer:
             del llm.eval
         end = time.perf_counter()
         verified = sum(s - 1 for s in sizes[1:])
-        return PeerResult(tuple(out), len(sizes), verified, first - t0, end - first)
+        return PeerResult(
+            tokens=tuple(out), forward_passes=len(sizes), verified=verified,
+            prefill_seconds=first - t0, decode_seconds=end - first,
+        )  # fmt: skip
 
     def close(self) -> None:
         self.llm.close()
@@ -140,7 +143,10 @@ class TransformersPeer:
             out.pop()
         first = marks[1] if len(marks) > 1 else end
         verified = sum(s - 1 for s in sizes[1:])
-        return PeerResult(tuple(out), len(sizes), verified, first - t0, end - first)
+        return PeerResult(
+            tokens=tuple(out), forward_passes=len(sizes), verified=verified,
+            prefill_seconds=first - t0, decode_seconds=end - first,
+        )  # fmt: skip
 
     def close(self) -> None:
         pass

@@ -113,4 +113,7 @@ def score_fix(source: str, output: str, reference: str) -> FixScore:
     base = distance(src, ref)
     score = 1 - distance(out, ref) / base if base else float(out == ref) * 2 - 1
     stray = len(FENCE.findall(output)) != len(FENCE.findall(source))
-    return FixScore(len(gold), fixed, collateral, score, tuple(missed), stray)
+    return FixScore(
+        errors=len(gold), fixed=fixed, collateral=collateral, score=score, missed=tuple(missed),
+        stray_fence=stray,
+    )  # fmt: skip

@@ -27,7 +27,7 @@ GOALS = {  # issue 26's goals for the default configuration (and issue 13's for 
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Summary:
     config: str
     files: int
@@ -52,19 +52,19 @@ def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None
     fixed = sum(f["fixed"] for f in fix)
     collateral = sum(f["collateral"] for f in fix)
     return Summary(
-        config,
-        len(mine),
-        statistics.mean(f["score"] for f in fix) if fix else None,
-        fixed / errors if errors else None,
-        fixed / (fixed + collateral) if fix and fixed + collateral else (1.0 if fix else None),
-        statistics.mean(f["f05"] for f in fix) if fix else None,
-        sum(f["worse"] for f in fix),
-        sum(1 for r in mine if r.refused),
-        sum(1 for f in fix if f["stray_fence"]),
-        len(ref),
-        sum(1 for r in ref if r.passed) / len(ref) if ref else None,
-        statistics.mean(r.seconds for r in mine) if mine else 0.0,
-        sum(1 for r in ref if not r.refused and not r.passed),
+        config=config,
+        files=len(mine),
+        score=statistics.mean(f["score"] for f in fix) if fix else None,
+        recall=fixed / errors if errors else None,
+        precision=fixed / (fixed + collateral) if fix and fixed + collateral else (1.0 if fix else None),
+        f05=statistics.mean(f["f05"] for f in fix) if fix else None,
+        worse=sum(f["worse"] for f in fix),
+        refused=sum(1 for r in mine if r.refused),
+        stray=sum(1 for f in fix if f["stray_fence"]),
+        refactors=len(ref),
+        refactor_pass=sum(1 for r in ref if r.passed) / len(ref) if ref else None,
+        seconds=statistics.mean(r.seconds for r in mine) if mine else 0.0,
+        wrong_written=sum(1 for r in ref if not r.refused and not r.passed),
     )
 
 

@@ -51,7 +51,7 @@ class Config:
         return Variant.combine([lookup(v) for v in self.variants])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class QualityRun:
     task: str
     config: str
@@ -89,7 +89,9 @@ def evaluate(task: Task, run: QualityRun) -> QualityRun:
 def run_baseline(task: Task) -> QualityRun:
     t0 = time.perf_counter()
     out = spellcheck(task.text(), task.file)
-    return evaluate(task, QualityRun(task.id, BASELINE, out, None, time.perf_counter() - t0))
+    seconds = time.perf_counter() - t0
+    run = QualityRun(task=task.id, config=BASELINE, output=out, refused=None, seconds=seconds)
+    return evaluate(task, run)
 
 
 def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
@@ -119,7 +121,10 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)
     seconds = time.perf_counter() - t0
-    run = QualityRun(task.id, config.name, source if refused else output, refused, seconds, check=verdict)
+    run = QualityRun(
+        task=task.id, config=config.name, output=source if refused else output, refused=refused,
+        seconds=seconds, check=verdict,
+    )  # fmt: skip
     for s in stats:
         run.prefill_seconds += s.prefill_seconds
         run.decode_seconds += s.decode_seconds

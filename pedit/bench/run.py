@@ -46,7 +46,7 @@ class Figures:
     estimated_plain_seconds: float = 0.0  # pedit's own estimate of plain decoding's time (its live speedup)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
     task: str
     backend: str
@@ -107,7 +107,10 @@ class BackendResult:
         cost = CostModel.from_json(json.dumps(d["cost"]))
         runs = [Run(**r) for r in d["runs"]]
         sampled = [Sampled(**s) for s in d.get("sampled", ())]
-        return cls(d["backend"], d["model"], d["versions"], cost, runs, sampled, d.get("device", ""))
+        return cls(
+            backend=d["backend"], model=d["model"], versions=d["versions"], cost=cost, runs=runs,
+            sampled=sampled, device=d.get("device", ""),
+        )  # fmt: skip
 
 
 def machine() -> dict:
@@ -175,10 +178,12 @@ def run_backend(
                 sampling = Sampling(**SAMPLING, seed=seed)
                 plain = _pedit_run(backend, task, req, "plain", cost, sampling)
                 fast = _pedit_run(backend, task, req, "pedit", cost, sampling)
-                same = fast.tokens == plain.tokens
-                result.sampled.append(
-                    Sampled(task.id, seed, len(plain.tokens), same, plain.decode_seconds, fast.decode_seconds)
-                )
+                drawn = Sampled(
+                    task=task.id, seed=seed, output_tokens=len(plain.tokens),
+                    same=fast.tokens == plain.tokens, plain_decode_seconds=plain.decode_seconds,
+                    pedit_decode_seconds=fast.decode_seconds,
+                )  # fmt: skip
+                result.sampled.append(drawn)
     finally:
         if peer is not None:
             peer.close()
@@ -202,8 +207,9 @@ def _pedit_run(
     s = finished.stats
     estimate = (s.plain_step_seconds or 0.0) * s.completion_tokens if name != "plain" else 0.0
     return Figures(
-        finished.tokens, s.forward_passes, s.accepted_prediction_tokens, s.rejected_prediction_tokens,
-        s.prefill_seconds, s.decode_seconds, estimate,
+        tokens=finished.tokens, forward_passes=s.forward_passes, accepted=s.accepted_prediction_tokens,
+        rejected=s.rejected_prediction_tokens, prefill_seconds=s.prefill_seconds,
+        decode_seconds=s.decode_seconds, estimated_plain_seconds=estimate,
     )  # fmt: skip
 
 
@@ -216,7 +222,8 @@ def _record(
     plain: tuple[int, ...] | None,
 ) -> Run:
     return Run(
-        task, backend, config, repeat, len(got.tokens), got.forward_passes, got.accepted, got.rejected,
-        got.prefill_seconds, got.decode_seconds, got.tokens == plain,
-        got.estimated_plain_seconds,
+        task=task, backend=backend, config=config, repeat=repeat, output_tokens=len(got.tokens),
+        forward_passes=got.forward_passes, accepted=got.accepted, rejected=got.rejected,
+        prefill_seconds=got.prefill_seconds, decode_seconds=got.decode_seconds, same=got.tokens == plain,
+        estimated_plain_seconds=got.estimated_plain_seconds,
     )  # fmt: skip

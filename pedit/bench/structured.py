@@ -98,7 +98,7 @@ def load_structured(path=CORPUS / "structured.toml") -> list[StructuredTask]:
     return [StructuredTask(**t) for t in data["task"]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StructuredRun:
     task: str
     backend: str
@@ -163,9 +163,11 @@ def _pedit(backend, task, req, name, cost, rep) -> tuple[tuple[int, ...], Struct
     fin = drain(events)
     s = fin.stats
     run = StructuredRun(
-        task.id, backend.name, name, rep, s.completion_tokens, s.forward_passes, s.coalesced_tokens,
-        s.accepted_prediction_tokens, s.rejected_prediction_tokens, s.prefill_seconds, s.decode_seconds,
-        task.valid(fin.text) and s.stop_reason not in ("max_tokens", "context"), None,
+        task=task.id, backend=backend.name, config=name, repeat=rep, output_tokens=s.completion_tokens,
+        forward_passes=s.forward_passes, coalesced=s.coalesced_tokens, accepted=s.accepted_prediction_tokens,
+        rejected=s.rejected_prediction_tokens, prefill_seconds=s.prefill_seconds,
+        decode_seconds=s.decode_seconds,
+        valid=task.valid(fin.text) and s.stop_reason not in ("max_tokens", "context"), same=None,
     )  # fmt: skip
     return fin.tokens, run
 
@@ -219,8 +221,10 @@ class LlamaGrammarPeer:
         end = time.perf_counter()
         text = self.backend.detokenize(out)
         return StructuredRun(
-            task.id, self.backend.name, PEERS["llama.cpp"], rep, len(out), len(passes), 0, 0, 0,
-            first - t0, end - first, task.valid(text) and len(out) < limit, None,
+            task=task.id, backend=self.backend.name, config=PEERS["llama.cpp"], repeat=rep,
+            output_tokens=len(out), forward_passes=len(passes), coalesced=0, accepted=0, rejected=0,
+            prefill_seconds=first - t0, decode_seconds=end - first,
+            valid=task.valid(text) and len(out) < limit, same=None,
         )  # fmt: skip
 
     def close(self) -> None:
@@ -262,8 +266,10 @@ class OutlinesPeer:
         first = marks[0] if marks else end
         n = len(self.backend.tokenize(text))
         return StructuredRun(
-            task.id, self.backend.name, PEERS["transformers"], rep, n, len(marks), 0, 0, 0,
-            first - t0, end - first, task.valid(text) and n < limit, None,
+            task=task.id, backend=self.backend.name, config=PEERS["transformers"], repeat=rep,
+            output_tokens=n, forward_passes=len(marks), coalesced=0, accepted=0, rejected=0,
+            prefill_seconds=first - t0, decode_seconds=end - first, valid=task.valid(text) and n < limit,
+            same=None,
         )  # fmt: skip
 
     def close(self) -> None:

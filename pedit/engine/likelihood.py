@@ -44,7 +44,7 @@ PREFILTER = 4.0  # nats: a variant whose first token is this much less likely is
 SLICE = 64  # rows of logits at a time while reading the base
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scored:
     deltas: list[float | None]  # per variant: Δ, or None (filtered out, or not a variant)
     read: int  # tokens evaluated, the variants' windows included (a test counts them)
@@ -87,7 +87,7 @@ def score(
     deltas: list[float | None] = [None] * len(variants)
     left: list[float | None] = [None] * len(variants)
     if not live:
-        return Scored(deltas, 0, 0, left)
+        return Scored(deltas=deltas, read=0, passes=0, left=left)
     asked = {i: (spans[i][0], variants[i][spans[i][0]]) for i in live if spans[i][0] < len(variants[i])}
     first = min(spans[i][0] for i in live)
     kept = min(common_prefix(backend.held, base), first - 1)
@@ -108,7 +108,7 @@ def score(
             for (i, p, end, seg), logits in zip(group, got, strict=True):
                 deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
             read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
-        return Scored(deltas, read, passes, left, kept)
+        return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept)
     held = len(base)  # the cache holds base[:held]
     for i, p, end, seg in todo:
         if held > p - 1:
@@ -121,7 +121,7 @@ def score(
         read, passes = read + len(seg), passes + 1
         deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
         backend.truncate(p - 1)
-    return Scored(deltas, read, passes, left, kept)
+    return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept)
 
 
 def _read_base(
