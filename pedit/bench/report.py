@@ -67,6 +67,14 @@ def rendered_note(data: dict) -> str:
 
 
 def markdown(data: dict, chart_file: str | None) -> str:
+    """docs/benchmarks.md: the header, a section per backend, how the peers are run."""
+    out = _header(data, chart_file)
+    for d in data["results"]:
+        out += _backend_section(data, d)
+    return "\n".join([*out, *_PEERS_RUN])
+
+
+def _header(data: dict, chart_file: str | None) -> list[str]:
     m = data["machine"]
     out = [
         "# Benchmarks: pedit against plain decoding and the peers",
@@ -86,94 +94,123 @@ def markdown(data: dict, chart_file: str | None) -> str:
     ]
     if chart_file:
         out += [f"![decode speedup per task and configuration]({chart_file})", ""]
+    return out
+
+
+def _backend_section(data: dict, d: dict) -> list[str]:
+    """One backend's saved result `d`: its cost, the category medians, the goals and the facts
+    behind them, every task, the parts measured later, the sampling check."""
+    result = BackendResult.from_dict(d)
+    if not result.runs:  # only the sampling check
+        return [f"## {result.backend}", "", f"Model: {result.model}.", "", *sampling_section(result)]
     categories = {t["id"]: t["category"] for t in data["tasks"]}
-    for d in data["results"]:
-        result = BackendResult.from_dict(d)
-        if not result.runs:  # only the sampling check
-            out += [f"## {result.backend}", "", f"Model: {result.model}.", "", *sampling_section(result)]
-            continue
-        table = cells(result)
-        names = config_names(result)
-        limit = result.cost.limit()
-        vers = ", ".join(f"{k} {v}" for k, v in result.versions.items())
-        pairs = zip(result.cost.sizes, result.cost.seconds, strict=True)
-        rel = ", ".join(f"t({n})={t / result.cost.seconds[0]:.1f}" for n, t in pairs)
-        out += [
-            f"## {result.backend}",
-            "",
-            f"Model: {result.model}, on {result.device or 'a device not recorded'}. Versions: {vers}.",
-            f"Forward pass cost relative to one step ({result.cost.seconds[0] * 1000:.1f} ms): {rel}.",
-            f"**Limit: {limit:.2f}x.**",
-            "",
-            "### Medians by category (decode speedup; end-to-end in brackets)",
-            "",
-            "| category | " + " | ".join(names[1:]) + " |",
-            "|---|" + "---:|" * (len(names) - 1),
-        ]
-        for cat in ("prose", "markdown", "code", "summary", "open"):
-            ts = [t for t in table if categories.get(t) == cat]
-            if not ts:
-                continue
-            row = []
-            for name in names[1:]:
-                dec, tot = median_over(table, ts, name), median_over(table, ts, name, "total")
-                row.append("" if dec is None else f"{dec:.2f}x ({tot:.2f}x)")
-            out.append(f"| {cat} ({len(ts)}) | " + " | ".join(row) + " |")
-        out += [
-            "",
-            "### Goals",
-            "",
-            "| goal | measured | met |",
-            "|---|---|---|",
-        ]
-        for goal, measured, met in goals(result, categories, repeated_edit_tasks(data["tasks"])):
-            out.append(f"| {goal} | {measured} | {'yes' if met else '**no**'} |")
-        facts = shortfalls(result, categories)
-        if facts:
-            out += ["", "Where the numbers come from:", ""] + [f"- {f}" for f in facts]
-        disturbed = disturbed_tasks(result)
-        out += [
-            "",
-            "### Per task",
-            "",
-            "Each cell: decode speedup (min-max over repeats), share of the limit; forward passes,",
-            "accepted/rejected draft tokens.",
-            "",
-            "| task | tokens | plain passes, tok/s | " + " | ".join(names[1:]) + " |",
-            "|---|---:|---|" + "---|" * (len(names) - 1),
-        ]
-        for task, row in table.items():
-            p = row["plain"].first
-            cols = []
-            for name in names[1:]:
-                c = row.get(name)
-                if c is None:
-                    cols.append("")
-                    continue
-                lo, hi = c.decode_range
-                r = c.first
-                cols.append(
-                    f"{c.decode:.2f}x ({lo:.2f}-{hi:.2f}), {c.decode / limit:.0%}; "
-                    f"{r.forward_passes}, {r.accepted}/{r.rejected}{'' if c.same else ' ≠'}"
-                )
-            name = f"{task} (disturbed)" if task in disturbed else task
-            head = f"| {name} | {p.output_tokens} | {p.forward_passes}, {p.tokens_per_second:.1f} | "
-            out.append(head + " | ".join(cols) + " |")
-        for key, what in (("later", "Measured"), ("rerun", "Re-run")):
-            for part in d.get(key, []):
-                out.append(f"\n{what} in a later process ({part['started']}): {', '.join(part['tasks'])}.")
-        out.append("")
-        if result.sampled:
-            out += sampling_section(result)
-    out += [
-        "## How the peers are run",
+    table, names = cells(result), config_names(result)
+    return [
+        *_backend_head(result, names),
+        *_category_medians(table, names, categories),
+        *_goals_section(result, categories, repeated_edit_tasks(data["tasks"])),
+        *_per_task(result, table),
+        *_later_parts(d),
         "",
-        "On the same model file and the same prompt tokens: llama-cpp-python's `Llama` with",
-        "`draft_model=LlamaPromptLookupDecoding(num_pred_tokens=k)` (greedy, k=10 its default, k=2 its",
-        "advice for CPUs), and transformers' `generate(prompt_lookup_num_tokens=k)` (greedy, k=10 and 20)",
-        "on the transformers backend's own torch model. A peer does not know pedit's closing fence, so it",
-        "runs for as many tokens as plain decoding produced. Forward passes are counted on the model's",
-        "entry point; accepted = output tokens - passes. See pedit/bench/peers.py.",
-        "",
+        *(sampling_section(result) if result.sampled else []),
     ]
-    return "\n".join(out)
+
+
+def _backend_head(result: BackendResult, names: list[str]) -> list[str]:
+    """The model, its versions, t(K)/t(1) and the limit; the category table's head."""
+    vers = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    pairs = zip(result.cost.sizes, result.cost.seconds, strict=True)
+    rel = ", ".join(f"t({n})={t / result.cost.seconds[0]:.1f}" for n, t in pairs)
+    return [
+        f"## {result.backend}",
+        "",
+        f"Model: {result.model}, on {result.device or 'a device not recorded'}. Versions: {vers}.",
+        f"Forward pass cost relative to one step ({result.cost.seconds[0] * 1000:.1f} ms): {rel}.",
+        f"**Limit: {result.cost.limit():.2f}x.**",
+        "",
+        "### Medians by category (decode speedup; end-to-end in brackets)",
+        "",
+        "| category | " + " | ".join(names[1:]) + " |",
+        "|---|" + "---:|" * (len(names) - 1),
+    ]
+
+
+def _category_medians(table: dict, names: list[str], categories: dict[str, str]) -> list[str]:
+    """A row per category with tasks: each configuration's median decode (end-to-end) speedup."""
+    out = []
+    for cat in ("prose", "markdown", "code", "summary", "open"):
+        ts = [t for t in table if categories.get(t) == cat]
+        if not ts:
+            continue
+        row = []
+        for name in names[1:]:
+            dec, tot = median_over(table, ts, name), median_over(table, ts, name, "total")
+            row.append("" if dec is None else f"{dec:.2f}x ({tot:.2f}x)")
+        out.append(f"| {cat} ({len(ts)}) | " + " | ".join(row) + " |")
+    return out
+
+
+def _goals_section(result: BackendResult, categories: dict[str, str], repeated: set[str]) -> list[str]:
+    out = ["", "### Goals", "", "| goal | measured | met |", "|---|---|---|"]
+    for goal, measured, met in goals(result, categories, repeated):
+        out.append(f"| {goal} | {measured} | {'yes' if met else '**no**'} |")
+    facts = shortfalls(result, categories)
+    if facts:
+        out += ["", "Where the numbers come from:", ""] + [f"- {f}" for f in facts]
+    return out
+
+
+def _per_task(result: BackendResult, table: dict) -> list[str]:
+    """A row per task: plain's tokens, passes and rate; per configuration its decode speedup
+    (min-max), its share of the limit, its passes and accepted/rejected draft tokens."""
+    names, limit, disturbed = config_names(result), result.cost.limit(), disturbed_tasks(result)
+    out = [
+        "",
+        "### Per task",
+        "",
+        "Each cell: decode speedup (min-max over repeats), share of the limit; forward passes,",
+        "accepted/rejected draft tokens.",
+        "",
+        "| task | tokens | plain passes, tok/s | " + " | ".join(names[1:]) + " |",
+        "|---|---:|---|" + "---|" * (len(names) - 1),
+    ]
+    for task, row in table.items():
+        p = row["plain"].first
+        cols = []
+        for name in names[1:]:
+            c = row.get(name)
+            if c is None:
+                cols.append("")
+                continue
+            lo, hi = c.decode_range
+            r = c.first
+            cols.append(
+                f"{c.decode:.2f}x ({lo:.2f}-{hi:.2f}), {c.decode / limit:.0%}; "
+                f"{r.forward_passes}, {r.accepted}/{r.rejected}{'' if c.same else ' ≠'}"
+            )
+        name = f"{task} (disturbed)" if task in disturbed else task
+        head = f"| {name} | {p.output_tokens} | {p.forward_passes}, {p.tokens_per_second:.1f} | "
+        out.append(head + " | ".join(cols) + " |")
+    return out
+
+
+def _later_parts(d: dict) -> list[str]:
+    """The tasks measured, or re-run, in a later process (merge.py)."""
+    out = []
+    for key, what in (("later", "Measured"), ("rerun", "Re-run")):
+        for part in d.get(key, []):
+            out.append(f"\n{what} in a later process ({part['started']}): {', '.join(part['tasks'])}.")
+    return out
+
+
+_PEERS_RUN = [
+    "## How the peers are run",
+    "",
+    "On the same model file and the same prompt tokens: llama-cpp-python's `Llama` with",
+    "`draft_model=LlamaPromptLookupDecoding(num_pred_tokens=k)` (greedy, k=10 its default, k=2 its",
+    "advice for CPUs), and transformers' `generate(prompt_lookup_num_tokens=k)` (greedy, k=10 and 20)",
+    "on the transformers backend's own torch model. A peer does not know pedit's closing fence, so it",
+    "runs for as many tokens as plain decoding produced. Forward passes are counted on the model's",
+    "entry point; accepted = output tokens - passes. See pedit/bench/peers.py.",
+    "",
+]
