@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pedit.backends import open_backend
 from pedit.backends.reference import ReferenceBackend
-from pedit.engine.constrained import constrained_generate
+from pedit.engine.constrained import GrammarRule
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions
 from pedit.engine.edit import edit_events
@@ -31,6 +31,7 @@ from pedit.engine.grammar import (
     tokenizer_for,
 )
 from pedit.engine.sampling import Sampling
+from pedit.engine.speculative import speculative_generate
 from pedit.request import EditRequest
 
 PACKAGE = '{\n  "name": "pedit",\n  "version": "0.1.0",\n  "scripts": {"build": "make"}\n}\n'
@@ -101,7 +102,9 @@ def test_coalescence_and_drafts_emit_what_plain_constrained_decoding_emits(
     plain = run(ref, text, c, sampling, coalesce=False)
     coalesced = run(ref, text, c, sampling)
     drafted = run(ref, text, c, sampling, speculate, drafters=drafters, draft_max=draft_max)
-    for other in (coalesced, drafted):
+    # drafts with each forced token read in a pass of its own: the same loop, no coalescence
+    apart = run(ref, text, c, sampling, speculate, coalesce=False, drafters=drafters, draft_max=draft_max)
+    for other in (coalesced, drafted, apart):
         assert other.tokens == plain.tokens
         assert other.text == plain.text
         assert other.stats.stop_reason == plain.stats.stop_reason
@@ -206,7 +209,7 @@ def test_a_regex_answer_matches_it(ref):
     m = Matcher(tokenizer_for(ref), grammar(Constraint("regex", "[0-9]{3}-[a-z]{2}")))
     opts = DecodeOptions(50, Sampling(temperature=1.0, seed=4))
     prompt = ref.tokenize("write a code: ")
-    fin = list(constrained_generate(ref, prompt, opts, m))[-1]
+    fin = list(speculative_generate(ref, prompt, opts, rule=GrammarRule(m)))[-1]
     assert fin.stats.stop_reason == "eos"
     import re
 

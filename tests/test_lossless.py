@@ -20,7 +20,7 @@ from pedit.engine.edit import edit_events
 from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
 from pedit.engine.prompt import FenceStream, build_prompt
 from pedit.engine.sampling import Sampling
-from pedit.engine.speculative import speculative_generate
+from pedit.engine.speculative import Drafting, speculative_generate
 from pedit.request import EditRequest
 
 TEXTS = [
@@ -109,10 +109,7 @@ def drafted_run(backend, prompt, options, drafter, planner, acceptance, draft_ma
             backend,
             prompt.tokens,
             options,
-            composite,
-            planner,
-            acceptance,
-            draft_max=draft_max,
+            Drafting(composite, planner, acceptance, draft_max),
             cost=FLAT,
             until=FenceStream(prompt.fence),
         )  # fmt: skip
@@ -147,6 +144,19 @@ def test_always_right_wrong_and_random_drafts(text, kind, sampling, draft_max, n
     if kind == "wrong":
         assert st_.accepted_prediction_tokens == 0
         assert st_.forward_passes == plain.stats.forward_passes  # one token per pass, like plain
+
+
+@SETTINGS
+@given(text=st.sampled_from(TEXTS), sampling=SAMPLINGS, max_tokens=st.integers(1, 300))
+def test_the_loop_without_drafts_or_a_grammar_is_plain_decoding_pass_for_pass(text, sampling, max_tokens):
+    """The one loop with nothing to draft and nothing forced makes plain decoding's steps."""
+    backend = open_backend("reference")
+    prompt = build_prompt(backend, EditRequest(text, "Rewrite it.", "f.md"))
+    options = DecodeOptions(max_tokens, sampling)
+    plain = last(generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence)))
+    loop = last(speculative_generate(backend, prompt.tokens, options, until=FenceStream(prompt.fence)))
+    same_run(plain, loop)
+    assert loop.stats.forward_passes == plain.stats.forward_passes
 
 
 def test_sampling_is_seed_for_seed_over_many_seeds():

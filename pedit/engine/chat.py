@@ -24,7 +24,7 @@ from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import encode_chat, end_of_turn
-from .speculative import speculative_generate
+from .speculative import Drafting, speculative_generate
 
 
 def chat_prompt(backend: Backend, messages: Sequence[dict], *, continue_final: bool = False) -> list[int]:
@@ -67,4 +67,4 @@ def completion_events(
     else:
         cost = cost or measure(backend)
         planner = CostPlanner(cost, acceptance)
-    return speculative_generate(backend, prompt, options, composite, planner, acceptance, cost=cost)
+    return speculative_generate(backend, prompt, options, Drafting(composite, planner, acceptance), cost=cost)

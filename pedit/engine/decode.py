@@ -165,10 +165,13 @@ class Tracker:
         source: str = "",
         at: int = 0,
         steps: int = 0,
+        coalesced: int = 0,
     ) -> None:
         """One forward pass over 1 + k tokens (k drafted) after `at` cached tokens, taking
-        `seconds`, that did the work of `steps` plain one-token steps."""
+        `seconds`, that did the work of `steps` plain one-token steps; `coalesced` of the
+        tokens it emitted or read were forced and took no pass of their own."""
         self.passes += 1
+        self.coalesced += coalesced
         self.accepted += accepted
         self.rejected += rejected
         if accepted:

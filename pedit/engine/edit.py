@@ -16,7 +16,7 @@ import numpy as np
 from ..backends import Backend
 from ..events import Event
 from ..request import EditRequest
-from .constrained import constrained_generate
+from .constrained import GrammarRule
 from .costmodel import CostModel, measure
 from .decode import DecodeOptions, generate
 from .drafters.compose import Composite, priors
@@ -29,7 +29,7 @@ from .planner import DRAFT_MAX, Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .remote import remote_generate
 from .sampling import Sampling
-from .speculative import speculative_generate
+from .speculative import FREE, Drafting, speculative_generate
 
 DRAFTERS = ("predicted", "lookup", "ngram")
 SPECULATE = ("auto", "fixed", "off")
@@ -111,17 +111,16 @@ def edit_events(
     limit = max_tokens or min(default_max_tokens(backend, req.text), room)
     options = DecodeOptions(limit, sampling or Sampling())
     keep = _keep_bias(backend, req, prompt, keep_bias, suggest_bias) if kind != "summary" else None
-    matcher = None
+    rule = FREE
     if constraint is not None:
         text = grammar(constraint, after="" if until is None else "\n" + prompt.fence)
-        matcher = Matcher(tokenizer_for(backend), text)
+        rule = GrammarRule(Matcher(tokenizer_for(backend), text))
     if speculate == "off":
-        if matcher is not None:
-            return constrained_generate(
-                backend, prompt.tokens, options, matcher, coalesce=coalesce, until=until, rng=rng,
-                keep=keep,
-            )  # fmt: skip
-        return generate(backend, prompt.tokens, options, until=until, rng=rng, keep=keep)
+        if rule is FREE:
+            return generate(backend, prompt.tokens, options, until=until, rng=rng, keep=keep)
+        return speculative_generate(
+            backend, prompt.tokens, options, rule=rule, coalesce=coalesce, until=until, rng=rng, keep=keep
+        )
     chosen = make_drafters(drafters, prompt, backend.token_bytes)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
@@ -131,16 +130,10 @@ def edit_events(
         if cost is None:
             cost = measure(backend)
         planner = CostPlanner(cost, acceptance)
-    if matcher is not None:
-        if not coalesce:
-            raise ValueError("drafts under a grammar need coalescence")
-        return constrained_generate(
-            backend, prompt.tokens, options, matcher, drafter=composite, planner=planner,
-            acceptance=acceptance, draft_max=draft_max, cost=cost, until=until, rng=rng, keep=keep,
-        )  # fmt: skip
+    drafting = Drafting(composite, planner, acceptance, draft_max)
     return speculative_generate(
-        backend, prompt.tokens, options, composite, planner, acceptance,
-        draft_max=draft_max, cost=cost, until=until, rng=rng, keep=keep,
+        backend, prompt.tokens, options, drafting, rule=rule, coalesce=coalesce, cost=cost, until=until,
+        rng=rng, keep=keep,
     )  # fmt: skip
 
 

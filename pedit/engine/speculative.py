@@ -1,108 +1,300 @@
-"""Speculative decoding: draft, verify in one forward pass, keep what the model agrees with.
+"""Speculative decoding: draft, verify in one forward pass, keep what the model agrees with;
+under a grammar, the tokens it forces ride in that pass too. The one decoding loop that
+accelerates (plain decoding, decode.generate, is the baseline it reproduces).
 
-    prefill(prompt); token = sample(prefill logits)               # as plain decoding
+    prefill(prompt); rows = [the prefill's logits]
     repeat:
-        proposals = every drafter's guess for what follows context      # cheap, no model
-        draft     = the composed choice; k = planner(draft)              # k = 0: a plain step
-        rows      = eval([token, d_1 .. d_k])  -> logits [k+1, n_vocab]  # ONE forward pass
-        m, y      = verify(rows, d_1..d_k)      # d_1..d_m accepted, y the model's own token
-        truncate the KV cache to drop d_m+1 .. d_k; emit d_1..d_m, y; token = y
-        score every proposal against the emitted tokens (acceptance estimates)
+        F = the tokens the rule forces here (no grammar: none): emit them, no draw;
+            they wait in `pending` (emitted, not yet in the KV cache)    # coalescence
+        proposals = every drafter's guess for what follows context       # cheap, no model
+        draft     = the composed choice, cut where the rule rejects it; k = planner(draft)
+        rows      = eval([*pending, d_1 .. d_k]) -> logits [k+1, n_vocab] # ONE forward pass
+        walk rows[i] (the logits after pending + d_1..d_i), i = 0, 1, ...:
+            F (i > 0): the drafts equal to F's first tokens are in the cache already (i
+                advances); the rest of F waits for the next pass
+            else: m, y = rule.verify(rows[i:], d_i+1..d_k)  # d_i+1..d_i+m accepted; y the
+                model's own token (pending), or None: look at the rule again after them
+        truncate the KV cache to base + len(pending) + i; score every proposal against the
+        emitted tokens (acceptance estimates)
 
-Lossless: verify() emits exactly what plain decoding would, one draw per emitted token, and
-the Emitter shared with plain decoding stops at exactly the same token. With a keep-bias
-(keepbias.py) each row is biased as plain decoding with the same bias would bias it.
+A rule (no grammar: FREE; a grammar: constrained.GrammarRule) says what may be emitted:
+its verify() draws each token as plain decoding under it would, one draw per drawn token,
+and forced tokens take no draw. Lossless: every emitted token is the rule's output at its
+state, whatever pass produced its row, and the Emitter shared with plain decoding stops at
+exactly the same token. With a keep-bias (keepbias.py) each row is biased as plain
+decoding with the same bias would bias it. Without coalescence (plain constrained
+decoding, the baseline of coalescence) every pending token gets a pass of its own.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..backends import Backend
 from ..events import Event, Finished, Progress, TokenGenerated, TokensAccepted
 from .costmodel import CostModel
-from .decode import DecodeOptions, begin
+from .decode import DecodeOptions, Emitter, Tracker, begin
 from .drafters.compose import Composite
 from .keepbias import KeepBias
 from .planner import DRAFT_MAX, Acceptance, Planner
 from .prompt import FenceStream
-from .sampling import sample
+from .sampling import Sampling
 from .verify import verify
+
+FORCED = "grammar"  # the provenance of forced tokens (TokensAccepted.source)
+
+
+class Rule(Protocol):
+    """What may be emitted next: FREE (anything), or a grammar (constrained.GrammarRule)."""
+
+    @property
+    def done(self) -> bool:
+        """Nothing may follow: the answer ends here."""
+
+    def forced(self) -> list[int]:
+        """Tokens that must come next, emitted with no draw; [] where there is a choice."""
+
+    def valid_prefix(self, tokens: Sequence[int]) -> int:
+        """How many of `tokens` may come next, in order."""
+
+    def consume(self, tokens: Sequence[int]) -> None:
+        """The tokens were emitted."""
+
+    def verify(
+        self, rows: np.ndarray, draft: Sequence[int], s: Sampling, rng: np.random.Generator, stop: Container
+    ) -> tuple[int, int | None]:
+        """(m, y): draft[:m] accepted from rows[0..m-1]; y the token drawn from rows[m],
+        or None when the rule must be asked again after the m tokens."""
+
+
+class Free:
+    """No grammar: nothing forced, every token allowed, the walk is verify.verify."""
+
+    done = False
+
+    def forced(self) -> list[int]:
+        return []
+
+    def valid_prefix(self, tokens: Sequence[int]) -> int:
+        return len(tokens)
+
+    def consume(self, tokens: Sequence[int]) -> None:
+        pass
+
+    def verify(self, rows, draft, s, rng, stop) -> tuple[int, int | None]:
+        return verify(rows, draft, s, rng, stop)
+
+
+FREE = Free()
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """Where drafts come from and how long they are: the composed drafters, the planner
+    that picks k, the acceptance estimates it reads, and the longest draft."""
+
+    drafter: Composite
+    planner: Planner
+    acceptance: Acceptance
+    draft_max: int = DRAFT_MAX
+
+
+@dataclass
+class _Pass:
+    """One forward pass: its rows, the draft they verify, where it began."""
+
+    rows: np.ndarray
+    guess: list[int]
+    label: str = ""
+    proposals: list | None = None
+    base: int = 0
+    t: float = 0.0
+    evaluated: int = 0  # tokens of `pending` this pass read (0: the prefill's row, no pass)
+
+
+class _Answer:
+    """One answer's state: the emitter, the rule, the keep-bias and what is pending."""
+
+    def __init__(self, backend, out: Emitter, tracker: Tracker, rule: Rule, keep, context, s, rng):
+        self.backend, self.out, self.tracker, self.rule, self.keep = backend, out, tracker, rule, keep
+        self.context, self.s, self.rng = context, s, rng
+        self.pending: list[int] = []  # emitted, not yet in the KV cache
+        self.coalesced = 0  # forced tokens that took no pass of their own, in this pass
+        self.foresaw = False  # the draft's token where EOS was drawn was EOS: not a rejection
+        self._run: tuple[list[int], list[str], str] = ([], [], "")  # accepted drafts not yet yielded
+
+    def emit(self, tokens: Sequence[int]) -> tuple[list[int], str]:
+        """Emit tokens, stopping where the Emitter stops; consume them everywhere."""
+        taken, pieces = [], []
+        for tok in tokens:
+            pieces.append(self.out.emit(tok))
+            taken.append(tok)
+            if self.out.stop:
+                break
+        self.rule.consume(taken)
+        self.context.extend(taken)
+        if self.keep:
+            self.keep.advance(taken)
+        return taken, "".join(pieces)
+
+    def accept(self, tokens: Sequence[int], label: str) -> None:
+        """Accepted drafts, yielded as one event per run (flush)."""
+        taken, text = self.emit(tokens)
+        run, pieces, _ = self._run
+        self._run = (run + taken, [*pieces, text], label)
+
+    def flush(self) -> Iterator[Event]:
+        run, pieces, label = self._run
+        if run:
+            yield TokensAccepted(tuple(run), "".join(pieces), label)
+        self._run = ([], [], "")
+
+    def forced(self, tokens: Sequence[int]) -> Iterator[Event]:
+        yield from self.flush()
+        taken, text = self.emit(tokens)
+        yield TokensAccepted(tuple(taken), text, FORCED)
+
+    def generated(self, token: int) -> Iterator[Event]:
+        yield from self.flush()
+        (taken,), text = self.emit([token])
+        yield TokenGenerated(taken, text)
 
 
 def speculative_generate(
     backend: Backend,
     prompt: Sequence[int],
     options: DecodeOptions,
-    drafter: Composite,
-    planner: Planner,
-    acceptance: Acceptance,
+    drafting: Drafting | None = None,
     *,
-    draft_max: int = DRAFT_MAX,
+    rule: Rule = FREE,
+    coalesce: bool = True,
     cost: CostModel | None = None,
     until: FenceStream | None = None,
     rng: np.random.Generator | None = None,
     keep: KeepBias | None = None,
 ) -> Iterator[Event]:
-    if not backend.capabilities.rollback:
+    """Events of one answer. drafting None: no drafts (a grammar's coalescence alone, or
+    plain decoding's steps); coalesce False: each pending token gets its own pass."""
+    if drafting is not None and not backend.capabilities.rollback:
         raise ValueError(f"backend {backend.name} cannot roll its cache back; use plain decoding")
     s = options.sampling
     rng = rng if rng is not None else np.random.default_rng(s.seed)
     logits, tracker, out, prefilled = begin(backend, prompt, options, until, cost)
     yield prefilled
-    context = list(prompt)
-    token = sample(keep.bias(logits, [keep.target]) if keep else logits, s, rng)
-    if token in backend.eos_ids:
-        out.stop = "eos"
-    else:
-        context.append(token)
-        if keep:
-            keep.advance([token])
-        yield TokenGenerated(token, out.emit(token))
-    while out.stop is None:
-        room = backend.n_ctx - backend.n_past  # KV positions left; `token` needs one
-        if room < 1:
-            out.stop = "context"
+    a = _Answer(backend, out, tracker, rule, keep, list(prompt), s, rng)
+    first: np.ndarray | None = logits[np.newaxis]  # the prefill's row: [1, n_vocab]
+    while True:
+        while out.stop is None and (forced := rule.forced()):
+            yield from a.forced(forced)
+            a.pending += forced
+            first = None  # the prefill's row is the row before them
+        if out.stop is None and rule.done:
+            out.stop = "eos"
+        if out.stop is not None:
             break
-        limit = max(0, min(draft_max, room - 1, options.max_tokens - len(out.tokens) - 1))
-        proposals = drafter.propose_all(context, limit)
-        draft = drafter.choose(proposals)
-        k = planner.choose(draft.label, len(draft.tokens), backend.n_past) if draft.tokens else 0
-        guess = draft.tokens[:k]
-        base = backend.n_past
-        t = time.perf_counter()
-        rows = backend.eval([token, *guess], n_logits=k + 1)  # [k+1, n_vocab]
-        if keep:  # row i is biased as plain decoding would bias it after guess[:i]
-            rows = keep.bias(rows, keep.targets(guess))
-        m, y = verify(rows, guess, s, rng, backend.eos_ids)
-        backend.truncate(base + 1 + m)  # keep `token` and the accepted drafts
-        foresaw_stop = m < k and guess[m] == y  # the draft foresaw EOS: not a rejection
-        seconds = time.perf_counter() - t
-        emitted: list[int] = []
-        if m:
-            pieces = []
-            for tok in guess[:m]:
-                pieces.append(out.emit(tok))
-                emitted.append(tok)
-                if out.stop:  # the closing fence may come inside an accepted run
-                    break
-            yield TokensAccepted(tuple(emitted), "".join(pieces), draft.source)
-        if out.stop is None:
-            if y in backend.eos_ids:
-                out.stop = "eos"
-            else:
-                emitted = [*emitted, y]
-                yield TokenGenerated(y, out.emit(y))
-        context.extend(emitted)
-        if keep:
-            keep.advance(emitted)
-        acceptance.observe(drafter.eligible(proposals), emitted)
-        # plain decoding would evaluate `token` and the accepted drafts: 1 + m one-token steps
-        tracker.step(k, m, k - m - foresaw_stop, seconds, draft.source, base, 1 + min(m, len(emitted)))
-        token = y
-        yield Progress(tracker.snapshot(len(out.tokens)))
+        if first is not None:
+            p = _Pass(keep.bias(first, [keep.target]) if keep else first, [])
+        else:
+            p = yield from _evaluate(a, drafting, options, coalesce)
+            if p is None:  # no room in the context for what is pending
+                break
+        first, emitted_before = None, len(out.tokens)
+        kept = yield from _walk(a, p)
+        if p.evaluated:
+            _account(a, p, kept, len(out.tokens) - emitted_before)
+        if p.proposals is not None:
+            drafting.acceptance.observe(drafting.drafter.eligible(p.proposals), out.tokens[emitted_before:])
+        if p.evaluated:
+            yield Progress(tracker.snapshot(len(out.tokens)))
+        if out.stop is not None:
+            break
     text = out.finish()
     yield Finished(tuple(out.tokens), text, tracker.snapshot(len(out.tokens), out.stop))
+
+
+def _evaluate(a: _Answer, drafting: Drafting | None, options: DecodeOptions, coalesce: bool):
+    """The pass over what is pending and a draft (a generator: the steps plain constrained
+    decoding makes first yield their Progress); None when the context has no room."""
+    backend, tracker, out = a.backend, a.tracker, a.out
+    room = backend.n_ctx - backend.n_past
+    if room < len(a.pending):
+        out.stop = "context"
+        return None
+    t = time.perf_counter()
+    if not coalesce:  # one pass per pending token but the last
+        for tok in a.pending[:-1]:
+            backend.eval([tok], n_logits=1)
+            tracker.step(0, 0, 0, time.perf_counter() - t, "", backend.n_past - 1, 1)
+            yield Progress(tracker.snapshot(len(out.tokens)))
+            t = time.perf_counter()
+        a.pending = a.pending[-1:]
+    p = _Pass(np.empty(0), [], base=backend.n_past, t=t, evaluated=len(a.pending))
+    if drafting is not None:
+        limit = min(drafting.draft_max, room - len(a.pending), options.max_tokens - len(out.tokens) - 1)
+        p.proposals = drafting.drafter.propose_all(a.context, max(0, limit))
+        draft = drafting.drafter.choose(p.proposals)
+        k = drafting.planner.choose(draft.label, len(draft.tokens), p.base) if draft.tokens else 0
+        p.guess = draft.tokens[: a.rule.valid_prefix(draft.tokens[:k])]
+        p.label = draft.source
+    p.rows = backend.eval([*a.pending, *p.guess], n_logits=len(p.guess) + 1)  # [k+1, n_vocab]
+    a.coalesced += len(a.pending) - 1  # plain decoding: a pass for each of them
+    if a.keep:  # row i is biased as plain decoding would bias it after guess[:i]
+        p.rows = a.keep.bias(p.rows, a.keep.targets(p.guess))
+    return p
+
+
+def _walk(a: _Answer, p: _Pass):
+    """Emit what one pass's rows decide (a generator of events); returns (i, accepted):
+    the draft tokens now in the cache, the drawn ones among them. Leaves in a.pending what
+    the next pass must read."""
+    rule, out, guess = a.rule, a.out, p.guess
+    k, i, accepted = len(p.guess), 0, 0
+    a.pending = []
+    while out.stop is None:
+        forced = rule.forced() if i else []
+        if forced:
+            j = 0
+            while j < len(forced) and i + j < k and guess[i + j] == forced[j]:
+                j += 1
+            yield from a.forced(forced)
+            a.coalesced += j  # in the cache with the draft, and no draw
+            i += j
+            if j < len(forced):
+                a.pending = forced[j:]
+                break
+            continue
+        if rule.done:
+            out.stop = "eos"
+            break
+        m, y = rule.verify(p.rows[i:], guess[i:], a.s, a.rng, a.backend.eos_ids)
+        if m:
+            a.accept(guess[i : i + m], p.label)
+            i, accepted = i + m, accepted + m
+        if y is None or out.stop is not None:
+            continue
+        if y in a.backend.eos_ids:
+            out.stop = "eos"
+            a.foresaw = i < k and guess[i] == y
+            break
+        yield from a.generated(y)
+        a.pending = [y]
+        break
+    yield from a.flush()
+    return i, accepted
+
+
+def _account(a: _Answer, p: _Pass, kept: tuple[int, int], emitted: int) -> None:
+    """Roll the cache back to what the pass kept and count the pass: k drafted, i of them
+    kept (forced or drawn), the plain one-token steps it stood for (its pending tokens and
+    the kept drafts that were emitted), the forced tokens that took no pass of their own."""
+    (i, accepted), k, n = kept, len(p.guess), p.evaluated
+    a.backend.truncate(p.base + n + i)
+    rejected = k - i - (a.foresaw and i < k)
+    seconds, steps = time.perf_counter() - p.t, n + min(i, emitted)
+    a.tracker.step(k, accepted, rejected, seconds, p.label, p.base, steps, coalesced=a.coalesced)
+    a.foresaw, a.coalesced = False, 0
