@@ -1,157 +1,13 @@
-"""The quality runs to figures, a terminal table, the goals, docs/quality.md and its chart.
-
-Per configuration, over the `fix` tasks: mean score, recall and precision over all
-errors (micro: errors fixed / all errors), mean F0.5, files made worse, answers refused;
-over the refactor tasks: the share that passes every check; and the mean seconds per file.
-Held-out tasks (not looked at while tuning) are summed apart as well.
-"""
+"""The quality runs (their figures and goals: quality_goals.py) as a terminal table,
+docs/quality.md and its chart."""
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
+from .quality_goals import GOALS, configs_of, goals, num, pct, summarize
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
-
-DEMO = "md-essay-demo"  # the text of `make demo`
-GOALS = {  # issue 26's goals for the default configuration (and issue 13's for the best model)
-    "score": 0.7,
-    "heldout": 0.6,
-    "recall": 0.7,
-    "precision": 0.9,
-    "worse": 0,
-    "refactor": 0.9,
-    "best_score": 0.8,
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Summary:
-    config: str
-    files: int
-    score: float | None
-    recall: float | None
-    precision: float | None
-    f05: float | None
-    worse: int
-    refused: int
-    stray: int
-    refactors: int
-    refactor_pass: float | None
-    seconds: float  # mean per scored file
-    wrong_written: int = 0  # refactors written (not refused) that fail a check of their task
-
-
-def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None) -> Summary:
-    mine = [r for r in runs if r.config == config and (tasks is None or r.task in tasks)]
-    fix = [r.fix for r in mine if r.fix]
-    ref = [r for r in mine if r.checks]
-    errors = sum(f["errors"] for f in fix)
-    fixed = sum(f["fixed"] for f in fix)
-    collateral = sum(f["collateral"] for f in fix)
-    return Summary(
-        config=config,
-        files=len(mine),
-        score=statistics.mean(f["score"] for f in fix) if fix else None,
-        recall=fixed / errors if errors else None,
-        precision=fixed / (fixed + collateral) if fix and fixed + collateral else (1.0 if fix else None),
-        f05=statistics.mean(f["f05"] for f in fix) if fix else None,
-        worse=sum(f["worse"] for f in fix),
-        refused=sum(1 for r in mine if r.refused),
-        stray=sum(1 for f in fix if f["stray_fence"]),
-        refactors=len(ref),
-        refactor_pass=sum(1 for r in ref if r.passed) / len(ref) if ref else None,
-        seconds=statistics.mean(r.seconds for r in mine) if mine else 0.0,
-        wrong_written=sum(1 for r in ref if not r.refused and not r.passed),
-    )
-
-
-def configs_of(runs: list[QualityRun]) -> list[str]:
-    return list(dict.fromkeys(r.config for r in runs))
-
-
-def _f(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
-
-
-def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[tuple[str, str, bool | None]]:
-    """(goal, measured, met) for the default configuration and the best model."""
-    if default not in configs_of(runs):
-        return []
-    s = summarize(runs, default)
-    out = [
-        (
-            f"default ({default}): mean fix score ≥ {GOALS['score']}",
-            _f(s.score),
-            _ge(s.score, GOALS["score"]),
-        ),
-        (f"default: recall ≥ {_pct(GOALS['recall'])}", _pct(s.recall), _ge(s.recall, GOALS["recall"])),
-        (
-            f"default: precision ≥ {_pct(GOALS['precision'])}",
-            _pct(s.precision),
-            _ge(s.precision, GOALS["precision"]),
-        ),
-        ("default: no file made worse", f"{s.worse} made worse", s.worse == 0),
-        (
-            f"default: ≥ {_pct(GOALS['refactor'])} of refactors pass every check",
-            _pct(s.refactor_pass),
-            _ge(s.refactor_pass, GOALS["refactor"]),
-        ),
-        (
-            "default: no refactor written that fails a check (refused instead)",
-            f"{s.wrong_written} written of {s.refactors}",
-            s.wrong_written == 0 if s.refactors else None,
-        ),
-    ]
-    demo = next((r.fix for r in runs if r.config == default and r.task == DEMO and r.fix), None)
-    if demo:
-        share, wrong = demo["fixed"] / demo["errors"], demo["collateral"]
-        out.append(
-            (
-                "`make demo` (examples/essay.md, task md-essay-demo): ≥ 75% of its errors fixed "
-                "(9 of 12 words), no wrong change",
-                f"{demo['fixed']} of {demo['errors']}, {wrong} wrong",
-                share >= 0.75 and wrong == 0,
-            )
-        )
-    stray = sum(summarize(runs, c).stray for c in configs_of(runs))
-    out.append(("no stray fence in any output", f"{stray} outputs", stray == 0))
-    models = [c for c in configs_of(runs) if c != BASELINE]
-    best = max(models, key=lambda c: summarize(runs, c).score or 0.0, default=None)
-    if best:
-        b = summarize(runs, best)
-        out.append(
-            (
-                f"best model ({best}): mean fix score ≥ {GOALS['best_score']}",
-                _f(b.score),
-                _ge(b.score, GOALS["best_score"]),
-            )
-        )
-    base = summarize(runs, BASELINE) if BASELINE in configs_of(runs) else None
-    if base and base.score is not None:
-        out.append(
-            (
-                f"default beats the spell checker ({_f(base.score)}) on mean score",
-                _f(s.score),
-                _ge(s.score, base.score + 1e-9),
-            )
-        )
-    if heldout:
-        h = summarize(runs, default, heldout)
-        out.append(
-            (
-                f"default on held-out files: mean fix score ≥ {GOALS['heldout']}",
-                _f(h.score),
-                _ge(h.score, GOALS["heldout"]),
-            )
-        )
-    return out
 
 
 def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
@@ -165,11 +21,11 @@ def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
         outputs = {(r.config, r.task): r.output for r in runs if r.checks}  # refactor tasks
         moved = sum(outputs[(c, t)] != o for (k, t), o in outputs.items() if k == base and (c, t) in outputs)
         out.append(
-            f"| `+{variant}` on `{base}` | {_f(a.score)} → {_f(b.score)} "
-            f"| {_pct(a.recall)} → {_pct(b.recall)} "
-            f"| {_pct(a.precision)} → {_pct(b.precision)} | {a.worse} → {b.worse} "
-            f"| {_pct(a.refactor_pass)} → {_pct(b.refactor_pass)} | {moved} "
-            f"| {_f(a.seconds, 1)} → {_f(b.seconds, 1)} |"
+            f"| `+{variant}` on `{base}` | {num(a.score)} → {num(b.score)} "
+            f"| {pct(a.recall)} → {pct(b.recall)} "
+            f"| {pct(a.precision)} → {pct(b.precision)} | {a.worse} → {b.worse} "
+            f"| {pct(a.refactor_pass)} → {pct(b.refactor_pass)} | {moved} "
+            f"| {num(a.seconds, 1)} → {num(b.seconds, 1)} |"
         )
     return out
 
@@ -177,10 +33,6 @@ def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
 def _ratio(pairs: list[tuple[QualityRun, QualityRun]]) -> str:
     plain, fast = sum(a.seconds for a, _ in pairs), sum(b.seconds for _, b in pairs)
     return f"{plain / fast:.2f}x" if fast else "–"
-
-
-def _ge(x: float | None, bound: float) -> bool | None:
-    return None if x is None else x >= bound
 
 
 def rich_table(runs: list[QualityRun]):
@@ -201,18 +53,39 @@ def rich_table(runs: list[QualityRun]):
         table.add_column(col, justify="left" if col == "config" else "right")
     for c in configs_of(runs):
         s = summarize(runs, c)
-        table.add_row(c, _f(s.score), _pct(s.recall), _pct(s.precision), _f(s.f05), str(s.worse),
-                      str(s.refused), _pct(s.refactor_pass), _f(s.seconds, 1))  # fmt: skip
+        table.add_row(c, num(s.score), pct(s.recall), pct(s.precision), num(s.f05), str(s.worse),
+                      str(s.refused), pct(s.refactor_pass), num(s.seconds, 1))  # fmt: skip
     return table
 
 
 def markdown(data: dict, chart: str | None) -> str:
+    """docs/quality.md: a section per table (each function below returns its lines), then how
+    it is scored (_HOW)."""
     runs = [QualityRun(**r) for r in data["runs"]]
     tasks = {t["id"]: t for t in data["tasks"]}
     heldout = {t for t, d in tasks.items() if d.get("heldout")}
     configs = configs_of(runs)
-    m = data["machine"]
+    by = {(r.task, r.config): r for r in runs}
     lines = [
+        *_intro(data),
+        *_per_configuration(runs, configs),
+        *_without_speculation(by, list(tasks), configs),
+        *(["", f"![quality against seconds per file]({chart})"] if chart else []),
+        *_heldout_table(runs, configs, heldout),
+        *_goals_table(runs, data.get("default"), heldout),
+        *_levers_section(runs, configs),
+        *_fix_table(by, list(tasks), configs, heldout),
+        *_refactor_table(by, list(tasks), configs),
+        "",
+        _HOW,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _intro(data: dict) -> list[str]:
+    m = data["machine"]
+    return [
         "# Edit quality",
         "",
         "<!-- generated by `pedit bench --quality --markdown docs/quality.md`; do not edit by hand -->",
@@ -223,6 +96,12 @@ def markdown(data: dict, chart: str | None) -> str:
         "SOURCES.md restores) and `pedit/bench/checks.py` (refactor tasks); how to read it: "
         "[below](#how-it-is-scored).",
         "",
+    ]
+
+
+def _per_configuration(runs: list[QualityRun], configs: list[str]) -> list[str]:
+    """A row per configuration: its Summary over every task."""
+    lines = [
         "## Per configuration",
         "",
         "| configuration | fix score | recall | precision | F0.5 | made worse | refused | refactors passing "
@@ -231,13 +110,19 @@ def markdown(data: dict, chart: str | None) -> str:
     ]
     for c in configs:
         s = summarize(runs, c)
-        refactors = f"{_pct(s.refactor_pass)} of {s.refactors}" if s.refactors else "–"
+        refactors = f"{pct(s.refactor_pass)} of {s.refactors}" if s.refactors else "–"
         lines.append(
-            f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {_f(s.f05)} | {s.worse} of "
+            f"| `{c}` | {num(s.score)} | {pct(s.recall)} | {pct(s.precision)} | {num(s.f05)} | {s.worse} of "
             f"{s.files - s.refactors} | {s.refused} | {refactors} "
-            f"| {s.wrong_written if s.refactors else '–'} | {_f(s.seconds, 1)} |"
+            f"| {s.wrong_written if s.refactors else '–'} | {num(s.seconds, 1)} |"
         )
-    by = {(r.task, r.config): r for r in runs}
+    return lines
+
+
+def _without_speculation(by: dict, tasks: list[str], configs: list[str]) -> list[str]:
+    """Per `X+plain` beside X: the tasks with the same output, and X's speedup (the lossless
+    check on a real backend)."""
+    lines = []
     for c in configs:
         base = c.replace("+plain", "")
         if "+plain" in c and base in configs:
@@ -248,35 +133,50 @@ def markdown(data: dict, chart: str | None) -> str:
                 f"`{c}` (no speculation) wrote the same output as `{base}` on {same} of {len(pairs)} tasks, "
                 f"in {_ratio(pairs)} the time (the lossless check on a real backend).",
             ]
-    if chart:
-        lines += ["", f"![quality against seconds per file]({chart})"]
-    if heldout:
-        lines += ["", "Held-out files only (" + ", ".join(sorted(heldout)) + "):", ""]
-        lines += [
-            "| configuration | fix score | recall | precision | made worse |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for c in configs:
-            s = summarize(runs, c, heldout)
-            lines.append(f"| `{c}` | {_f(s.score)} | {_pct(s.recall)} | {_pct(s.precision)} | {s.worse} |")
-    default = data.get("default")
-    lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
+    return lines
+
+
+def _heldout_table(runs: list[QualityRun], configs: list[str], heldout: set[str]) -> list[str]:
+    if not heldout:
+        return []
+    lines = ["", "Held-out files only (" + ", ".join(sorted(heldout)) + "):", ""]
+    lines += [
+        "| configuration | fix score | recall | precision | made worse |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for c in configs:
+        s = summarize(runs, c, heldout)
+        lines.append(f"| `{c}` | {num(s.score)} | {pct(s.recall)} | {pct(s.precision)} | {s.worse} |")
+    return lines
+
+
+def _goals_table(runs: list[QualityRun], default: str | None, heldout: set[str]) -> list[str]:
+    lines = ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
     for goal, measured, met in goals(runs, default, heldout):
         lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
+    return lines
+
+
+def _levers_section(runs: list[QualityRun], configs: list[str]) -> list[str]:
     levers = _levers(runs, configs)
-    if levers:
-        lines += ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
-                  "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper`, "
-                  "`noconfusables` and `whole` change nothing in a refactor, so where one of "
-                  "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
-                  "each run measured its own cost model, drafted and "
-                  "batched differently, and llama.cpp's batched float numerics flipped a near-tie "
-                  "(how often that happens: [benchmarks.md](benchmarks.md)).", "",
-                  "| lever | fix score | recall | precision | made worse | refactors passing "
-                  "| refactors changed | s per file |",
-                  "|---|---|---|---|---|---|---:|---|", *levers]  # fmt: skip
+    if not levers:
+        return []
+    return ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
+            "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper`, "
+            "`noconfusables` and `whole` change nothing in a refactor, so where one of "
+            "them changed a refactor's answer (\"refactors changed\") it was not the lever: "
+            "each run measured its own cost model, drafted and "
+            "batched differently, and llama.cpp's batched float numerics flipped a near-tie "
+            "(how often that happens: [benchmarks.md](benchmarks.md)).", "",
+            "| lever | fix score | recall | precision | made worse | refactors passing "
+            "| refactors changed | s per file |",
+            "|---|---|---|---|---|---|---:|---|", *levers]  # fmt: skip
+
+
+def _fix_table(by: dict, tasks: list[str], configs: list[str], heldout: set[str]) -> list[str]:
+    """A row per fix task, a column per configuration: score (fixed/errors, +collateral)."""
     header = " | ".join(f"`{c}`" for c in configs)
-    lines += [
+    lines = [
         "",
         "## Fix tasks: score per file",
         "",
@@ -296,32 +196,30 @@ def markdown(data: dict, chart: str | None) -> str:
             cell = f"{f['score']:.2f} ({f['fixed']}/{f['errors']}, +{f['collateral']})"
             cells.append(cell + (" refused" if r.refused else ""))
         lines.append(f"| {t}{' (held out)' if t in heldout else ''} | " + " | ".join(cells) + " |")
+    return lines + ["", "Each cell: score (errors fixed / errors, + collateral tokens changed).", ""]
+
+
+def _refactor_table(by: dict, tasks: list[str], configs: list[str]) -> list[str]:
+    """A row per refactor task, a column per model configuration: all pass, or the checks failed."""
     models = [c for c in configs if c != BASELINE]
-    lines += ["", "Each cell: score (errors fixed / errors, + collateral tokens changed).", ""]
-    lines += ["## Refactor tasks: checks", "", "| task | " + " | ".join(f"`{c}`" for c in models) + " |"]
+    lines = ["## Refactor tasks: checks", "", "| task | " + " | ".join(f"`{c}`" for c in models) + " |"]
     lines += ["|---|" + "---|" * len(models)]
     for t in tasks:
         if not any(by.get((t, c)) and by[(t, c)].checks for c in configs):
             continue
         cells = []
-        for c in configs:
-            if c == BASELINE:
-                continue
+        for c in models:
             r = by.get((t, c))
             if r is None:
                 cells.append("")
             elif r.passed:
                 cells.append("all pass")
             else:
-                failed = [
-                    f"{k['name']}" + (f" ({k['detail']})" if k["detail"] else "")
-                    for k in r.checks
-                    if not k["passed"]
-                ]
+                failed = [f"{k['name']}" + (f" ({k['detail']})" if k["detail"] else "")
+                          for k in r.checks if not k["passed"]]  # fmt: skip
                 cells.append("; ".join(failed).replace("|", "\\|") + (" (refused)" if r.refused else ""))
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
-    lines += ["", _HOW, ""]
-    return "\n".join(lines)
+    return lines
 
 
 _HOW = """## How it is scored
