@@ -47,6 +47,36 @@ def device() -> str:
     return "gpu (offload)" if L.llama_supports_gpu_offload() else "cpu"
 
 
+def _load_model(L, path: Path, n_gpu_layers: int | None):
+    """(model, whether any of its layers is on the GPU): all layers on the GPU when this
+    llama.cpp build has one (CUDA, Metal...), else none, unless n_gpu_layers says."""
+    gpu = bool(L.llama_supports_gpu_offload())
+    mp = L.llama_model_default_params()
+    mp.n_gpu_layers = (-1 if gpu else 0) if n_gpu_layers is None else n_gpu_layers
+    model = L.llama_model_load_from_file(str(path).encode(), mp)
+    if not model:
+        raise BackendError(f"llama.cpp could not load {path} (not a GGUF model it supports?)")
+    return model, bool(gpu and mp.n_gpu_layers)
+
+
+def _new_context(L, model, *, n_ctx: int, n_batch: int, threads: int):
+    """A context of n_ctx tokens (at most the model's training context), batches of n_batch
+    (at most n_ctx) and BRANCHES + 1 sequences; the model is freed if it cannot be made."""
+    n_train = L.llama_model_n_ctx_train(model)
+    cp = L.llama_context_default_params()
+    cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
+    cp.n_batch = cp.n_ubatch = min(n_batch, cp.n_ctx)  # llama.cpp caps a batch at n_ctx anyway
+    cp.n_threads = cp.n_threads_batch = threads
+    # sequences for eval_branches, in the same cells (unified: the first keeps all
+    # n_ctx of them; a branch shares its prefix's cells and adds only its own)
+    cp.n_seq_max, cp.kv_unified = BRANCHES + 1, True
+    ctx = L.llama_init_from_model(model, cp)
+    if not ctx:
+        L.llama_model_free(model)
+        raise BackendError(f"llama.cpp could not create a context of {cp.n_ctx} tokens")
+    return ctx
+
+
 class LlamaCppBackend:
     name = "llama.cpp"
 
@@ -69,27 +99,10 @@ class LlamaCppBackend:
         if not path.is_file():
             raise BackendError(f"model file not found: {path}")
         L.llama_backend_init()
-        gpu = bool(L.llama_supports_gpu_offload())
-        mp = L.llama_model_default_params()
-        # All layers on the GPU when this llama.cpp build has one (CUDA, Metal...), else none.
-        mp.n_gpu_layers = (-1 if gpu else 0) if n_gpu_layers is None else n_gpu_layers
-        model = L.llama_model_load_from_file(str(path).encode(), mp)
-        if not model:
-            raise BackendError(f"llama.cpp could not load {path} (not a GGUF model it supports?)")
+        model, on_gpu = _load_model(L, path, n_gpu_layers)
         vocab = L.llama_model_get_vocab(model)
-        n_train = L.llama_model_n_ctx_train(model)
         threads = n_threads or default_threads()
-        cp = L.llama_context_default_params()
-        cp.n_ctx = min(n_ctx, n_train) if n_train > 0 else n_ctx
-        cp.n_batch = cp.n_ubatch = min(n_batch, cp.n_ctx)  # llama.cpp caps a batch at n_ctx anyway
-        cp.n_threads = cp.n_threads_batch = threads
-        # sequences for eval_branches, in the same cells (unified: the first keeps all
-        # n_ctx of them; a branch shares its prefix's cells and adds only its own)
-        cp.n_seq_max, cp.kv_unified = BRANCHES + 1, True
-        ctx = L.llama_init_from_model(model, cp)
-        if not ctx:
-            L.llama_model_free(model)
-            raise BackendError(f"llama.cpp could not create a context of {cp.n_ctx} tokens")
+        ctx = _new_context(L, model, n_ctx=n_ctx, n_batch=n_batch, threads=threads)
         # What the context really took (llama.cpp may lower n_batch further): eval never
         # gives llama_decode more tokens than this at once (more aborts the process).
         n_batch = int(L.llama_n_batch(ctx))
@@ -106,12 +119,16 @@ class LlamaCppBackend:
         self.n_threads = threads
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
-        self.capabilities = Capabilities(
-            rollback=True, device="gpu" if gpu and mp.n_gpu_layers else "cpu", branch=BRANCHES, state=True
-        )
+        device = "gpu" if on_gpu else "cpu"
+        self.capabilities = Capabilities(rollback=True, device=device, branch=BRANCHES, state=True)
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
-        template = L.llama_model_chat_template(model, None)
-        self._chat = ChatTemplate(
+        self._chat = self._chat_template()
+
+    def _chat_template(self) -> ChatTemplate:
+        """The GGUF's own chat template (ChatML when it has none), with its BOS and EOS text."""
+        L, vocab = self._L, self._vocab
+        template = L.llama_model_chat_template(self._model, None)
+        return ChatTemplate(
             template.decode("utf-8") if template else CHATML,
             bos_token=self._piece(L.llama_vocab_bos(vocab), special=True).decode("utf-8", "replace"),
             eos_token=self._piece(L.llama_vocab_eos(vocab), special=True).decode("utf-8", "replace"),
