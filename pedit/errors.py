@@ -58,3 +58,9 @@ class RefusedError(PeditError):
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Python next runs (cli.main installs the handler): like Ctrl-C,
     every temporary file is removed and the file is untouched; exit 143."""
+
+
+class Cancelled(BaseException):
+    """A run stopped from outside (its threading.Event set: Ctrl-C, an error, a budget spent
+    elsewhere), raised by the run's own check between events. Not an error, so not an
+    Exception: no `except Exception` on the way swallows it; nothing waits for its result."""

@@ -94,8 +94,44 @@ def test_good_values_at_the_edges_of_the_ranges(project):
     assert invoke(*FIX).exit_code == 0
     (project / "pyproject.toml").write_text(table.format("n_ctx = 256\n"))  # too small for x.md's prompt
     s = config.resolve({"draft_max": 1})
-    assert (s.get("n_ctx"), s.get("draft_max"), s["draft_max"].source) == (256, 1, "command line")
+    assert (s.n_ctx, s.draft_max, s.sources["draft_max"]) == (256, 1, "command line")
     assert s.templates["fix"][0] == {"system": "Be brief."}
+
+
+def test_settings_have_a_typed_field_per_key_and_its_source():
+    """Settings is the KEYS table as typed fields (no string lookups): the same names, each
+    with where it came from; frozen."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(config.Settings)]
+    assert names == [*config.KEYS, "sources", "templates"]
+    s = config.resolve({"draft_max": 7, "keep_bias": 0.5}, env={"PEDIT_BACKEND": "reference"}, project=None)
+    assert (s.draft_max, s.keep_bias, s.backend, s.n_ctx) == (7, 0.5, "reference", 8192)
+    assert (s.sources["draft_max"], s.sources["backend"], s.sources["n_ctx"]) == (
+        "command line", "env PEDIT_BACKEND", "default",
+    )  # fmt: skip
+    assert s["backend"] == config.Setting("reference", "env PEDIT_BACKEND")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.model = "other"
+
+
+def test_engine_options_take_the_settings_and_the_shells_own():
+    from pedit.engine.sampling import Sampling
+
+    s = config.resolve(
+        {"speculate": "fixed", "draft_max": 9, "keep_bias": 1.5, "spelling": False}, project=None
+    )
+    sampling = Sampling(temperature=0.5, seed=2)
+    o = s.engine_options(sampling=sampling, max_tokens=40, drafters=("lookup",), coalesce=False)
+    assert (o.speculate, o.draft_max, o.keep_bias, o.spelling) == ("fixed", 9, 1.5, False)
+    assert (o.sampling, o.max_tokens, o.drafters, o.coalesce, o.cost) == (
+        sampling,
+        40,
+        ("lookup",),
+        False,
+        None,
+    )
+    assert s.engine_options(sampling=sampling).drafters == ("predicted", "lookup", "ngram")
 
 
 def test_the_command_line_layer_is_checked_too():

@@ -95,8 +95,8 @@ def seed_fix(repo: Path, path: str, text: str, fixed: str) -> None:
     hook_config, settings = load(repo), config.resolve({}, project=repo / "pyproject.toml")
     cache = ResultCache(models.cache_root() / "hook")
     rule = hook_config.rule_for(path)
-    bias = templates(settings.templates)[rule.command].bias(settings.get("keep_bias"))  # as the hook keys it
-    cache.put(cache.key(text, rule, hook_config, str(settings.get("model")), "reference", bias), fixed)
+    bias = templates(settings.templates)[rule.command].bias(settings.keep_bias)  # as the hook keys it
+    cache.put(cache.key(text, rule, hook_config, settings.model, "reference", bias), fixed)
 
 
 @pytest.fixture
@@ -378,9 +378,9 @@ def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ..
     hook_config = HookConfig(rules=(Rule(files),), mode=mode, restage=way == "restage")
     settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
     cache = ResultCache(tmp_path / "cache")
-    model = str(settings.get("model"))
+    model = settings.model
     rule = hook_config.rule_for(file)
-    bias = templates()[rule.command].bias(settings.get("keep_bias"))
+    bias = templates()[rule.command].bias(settings.keep_bias)
     key = lambda text: cache.key(text, rule, hook_config, model, "reference", bias)  # noqa: E731
     files = [str(repo / file)] if way == "pre-commit" else None
     return lambda: run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache"), cache, key

@@ -224,12 +224,14 @@ async def test_the_session_runs_its_turns_on_the_server_as_locally(served, tmp_p
     conversation so far; each answer is the local session's."""
     from test_tui import EDITING, TEXT, ask, ready
 
-    from pedit.app.calibration import model_loader
+    from pedit.app import config
+    from pedit.app.loading import Loaded, load_with_cost
     from pedit.tui.app import PeditApp
 
-    remote_load = model_loader("openai", None, None, "auto", {"base_url": served.url, "api_key": "none"})
+    there = config.resolve({"backend": "openai", "base_url": served.url}, project=None)
+    remote_load = lambda spec: load_with_cost(there, api_key="none", model=spec)  # noqa: E731
     answers = {}
-    for where, load in (("remote", remote_load), ("local", lambda spec: (ReferenceBackend(), None))):
+    for where, load in (("remote", remote_load), ("local", lambda spec: Loaded(backend=ReferenceBackend()))):
         path = tmp_path / where / "notes.txt"
         path.parent.mkdir()
         path.write_text(TEXT)

@@ -13,6 +13,7 @@ import pytest
 from textual.widgets import Input
 
 from pedit.app.jobs import EngineOptions
+from pedit.app.loading import Loaded
 from pedit.app.session import Session, TurnResult
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.sampling import Sampling
@@ -37,7 +38,7 @@ def make_app(tmp_path: Path, options: EngineOptions = EDITING, text: str = TEXT,
     path = tmp_path / "notes.txt"
     path.write_text(text)
     return PeditApp(
-        path, load=lambda spec: (ReferenceBackend(**kw), None), model="reference", options=options
+        path, load=lambda spec: Loaded(backend=ReferenceBackend(**kw)), model="reference", options=options
     )
 
 
@@ -151,7 +152,10 @@ async def test_cancel_a_running_generation_without_leaving(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text(LONG)  # a long answer: the greedy reference model copies the file
     app = PeditApp(
-        path, load=lambda spec: (SlowReference(), None), model="slow", options=EngineOptions(speculate="off")
+        path,
+        load=lambda spec: Loaded(backend=SlowReference()),
+        model="slow",
+        options=EngineOptions(speculate="off"),
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot, app)
@@ -179,7 +183,7 @@ async def test_switch_model_keeps_the_text_and_starts_a_fresh_cache(tmp_path):
         if spec == "broken":
             raise ValueError("no such model: broken")
         loaded.append(spec)
-        return ReferenceBackend(seed=len(loaded)), None
+        return Loaded(backend=ReferenceBackend(seed=len(loaded)))
 
     app = PeditApp(path, load=load, model="first", options=EDITING)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -262,7 +266,9 @@ async def test_a_file_that_cannot_be_opened_is_refused_before_the_app_starts(tmp
     from pedit.errors import UsageError
 
     with pytest.raises(UsageError, match="no such file"):
-        PeditApp(tmp_path / "missing.md", load=lambda spec: (ReferenceBackend(), None), model="reference")
+        PeditApp(
+            tmp_path / "missing.md", load=lambda spec: Loaded(backend=ReferenceBackend()), model="reference"
+        )
 
 
 # --- snapshots (pytest-textual-snapshot) --------------------------------------------------
@@ -286,7 +292,7 @@ def test_snapshot_finished_turn(snap_compare, tmp_path):
     async def finished(pilot):
         await ready(pilot, app)
         # a finished turn with fixed figures (timings vary from run to run)
-        result = TurnResult("Fix the grammar.", TEXT, answer, FIXED, 0.35, 0, 412)
+        result = TurnResult("Fix the grammar.", TEXT, answer, FIXED, 0.35)
         app.session.pending = result
         app.post_message(TurnDone(result))
         await until(pilot, lambda: app.document.mode == "diff")
@@ -329,7 +335,7 @@ async def test_a_bug_shows_its_traceback_in_the_log_and_the_app_goes_on(tmp_path
     log (to read and report), the status says it is a bug, and the session stays usable."""
     path = tmp_path / "notes.txt"
     path.write_text(TEXT)
-    app = PeditApp(path, load=lambda spec: (Buggy(), None), model="reference", options=EDITING)
+    app = PeditApp(path, load=lambda spec: Loaded(backend=Buggy()), model="reference", options=EDITING)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot, app)
         app.instruction.value = "Fix it."

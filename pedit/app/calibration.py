@@ -1,5 +1,5 @@
-"""Calibration: the cost model of a backend on this machine, measured once and cached, and
-loading a model with it.
+"""Calibration: the cost model of a backend on this machine, measured once and cached
+(loading.py loads a model with it).
 
 The cache is keyed by backend, model, thread count, CPU and pedit version. It only saves
 time: an entry that cannot be read or is not a cost model is measured again and
@@ -74,16 +74,3 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=measure, warn=war
 def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = measure) -> CostModel:
     """The cost model, from the user cache when this backend was measured before."""
     return cached(backend, identity(backend), models.cache_root() / "costs", measure_fn=measure_fn)
-
-
-def model_loader(backend: str, n_ctx: int, threads: int | None, speculate: str, remote: dict | None = None):
-    """load(model spec) -> (backend, cost model or None), as `pedit edit` loads them but
-    silently (the app shows its own status); the cost model from the user cache (none for
-    a server: `remote` holds its base_url, api_key, timeout and deadline)."""
-
-    def load(spec: str):
-        loaded = models.load(spec, backend, n_ctx=n_ctx, n_threads=threads, **(remote or {}))
-        measured = speculate != "off" and loaded.capabilities.logits
-        return loaded, measure_cost(loaded) if measured else None
-
-    return load

@@ -29,9 +29,11 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import platformdirs
 
@@ -39,6 +41,12 @@ from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
 from .templates import check_overrides
+
+if TYPE_CHECKING:
+    from ..engine.costmodel import CostModel
+    from ..engine.grammar import Constraint
+    from ..engine.sampling import Sampling
+    from .jobs import EngineOptions
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
 SPECULATE = ("auto", "fixed", "off")
@@ -164,16 +172,68 @@ class Setting:
     source: str  # "command line", "env PEDIT_MODEL", "config /path", "default"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    values: dict[str, Setting]
-    templates: dict[str, tuple[dict, str]]  # template name -> (overrides, source)
+    """The effective settings: one typed field per key of KEYS (the same names, checked by
+    its table), where each came from, and the [templates.NAME] overrides. Built by resolve()."""
+
+    model: str
+    backend: str
+    speculate: str
+    draft_max: int
+    keep_bias: float | None
+    spelling: bool | None
+    chunk_tokens: int | None
+    n_ctx: int
+    threads: int | None
+    base_url: str | None
+    timeout: float
+    deadline: float
+    jobs: int | None
+    sources: Mapping[str, str]  # key -> "command line", "env PEDIT_MODEL", "config /path", "default"
+    templates: Mapping[str, tuple[dict, str]]  # template name -> (overrides, source)
 
     def __getitem__(self, key: str) -> Setting:
-        return self.values[key]
+        """A key's value and where it came from, as `pedit config` and `pedit models` show them."""
+        return Setting(getattr(self, key), self.sources[key])
 
-    def get(self, key: str):
-        return self.values[key].value
+    def items(self) -> Iterator[tuple[str, Setting]]:
+        """Every key's Setting, in KEYS' order."""
+        return ((key, self[key]) for key in KEYS)
+
+    @property
+    def on_server(self) -> bool:
+        """The backend named is a server's (-b openai): known before anything loads (what a
+        loaded backend is: loading.Loaded.remote)."""
+        return self.backend == "openai"
+
+    def files_at_once(self, remote: bool) -> int:
+        """Files whose model runs go at once: `jobs` (default JOBS_REMOTE) on a server, 1 on a
+        local model (one process, one model)."""
+        return (self.jobs or JOBS_REMOTE) if remote else 1
+
+    def engine_options(
+        self,
+        *,
+        sampling: Sampling,
+        max_tokens: int | None = None,
+        cost: CostModel | None = None,
+        drafters: tuple[str, ...] | None = None,
+        constraint: Constraint | None = None,
+        json_auto: bool = True,
+        coalesce: bool = True,
+        prompt_cache: bool = True,
+    ) -> EngineOptions:
+        """The engine's options: these settings' speculate, draft_max, keep_bias and spelling,
+        and what the shell gives (drafters None: the engine's default set)."""
+        from .jobs import EngineOptions  # the engine loads when a model runs, not for `pedit config`
+
+        more = {} if drafters is None else {"drafters": drafters}
+        return EngineOptions(
+            sampling=sampling, max_tokens=max_tokens, cost=cost, constraint=constraint, json_auto=json_auto,
+            coalesce=coalesce, prompt_cache=prompt_cache, speculate=self.speculate, draft_max=self.draft_max,
+            keep_bias=self.keep_bias, spelling=self.spelling, **more,
+        )  # fmt: skip
 
 
 def resolve(
@@ -192,13 +252,14 @@ def resolve(
         layers.append((_check(table, f"{project_path} [tool.pedit]"), f"pyproject {project_path}"))
     layers.append(({k: env[v] for k, v in ENV.items() if env.get(v)}, "env"))
     layers.append(({k: v for k, v in cli.items() if v is not None and k in KEYS}, "command line"))
-    values = {key: Setting(k.default, "default") for key, k in KEYS.items()}
+    values = {key: k.default for key, k in KEYS.items()}
+    sources = dict.fromkeys(KEYS, "default")
     templates: dict[str, tuple[dict, str]] = {}
     for data, source in layers:
         for key in KEYS:
             if key in data:
                 where = f"env {ENV[key]}" if source == "env" else source
-                values[key] = Setting(KEYS[key].check(key, data[key], where), where)
+                values[key], sources[key] = KEYS[key].check(key, data[key], where), where
         for name, override in data.get("templates", {}).items():
             templates[name] = ({**templates.get(name, ({}, ""))[0], **override}, source)
-    return Settings(values, templates)
+    return Settings(**values, sources=MappingProxyType(sources), templates=MappingProxyType(templates))

@@ -129,24 +129,29 @@ def main_options(
     """
 
 
-def _run(command: str, given: dict) -> None:
+SETTINGS = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
+            "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
+
+
+def _run(command: str, given: dict, *, data: bool = False) -> None:
+    """Run the template `command` on the parsed options `given`; `data`: the answer is JSON
+    data valid against --schema, which is the instruction too (extract)."""
+    from ..app import config
     from .rewrite import Invocation, run
 
     c = o.constraint(given.get("schema"), given.get("regex"), given.get("grammar"))
-    if command == "extract":  # the schema is the instruction too
-        given = {**given, "instruction": c.source}
     mode = o.write_back(**{k: given.get(k, False) for k in ("yes", "diff", "check", "stdout", "json")})
-    keys = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
-            "base_url", "jobs")  # fmt: skip
-    given = {"keep_bias": None, "spelling": None, **given}
+    sampling = o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"])
+    key = o.api_key(given.get("api_key"), given.get("api_key_file"))
+    settings = config.resolve({k: given.get(k) for k in SETTINGS})
     inv = Invocation(
-        command, tuple(given["files"]), given.get("instruction"), mode, given.get("force", False),
-        given["system"], {k: given[k] for k in keys}, given["max_tokens"],
-        o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"]),
-        given["drafters"], given["stats_json"], given.get("stdin_filename"),
-        c, given.get("json_grammar", True), given.get("coalesce", True),
-        o.api_key(given.get("api_key"), given.get("api_key_file")),
-        given.get("prompt_cache", True),
+        command=command, files=tuple(given["files"]), settings=settings,
+        instruction=c.source if data else given.get("instruction"), mode=mode,
+        force=given.get("force", False), system=given["system"], max_tokens=given["max_tokens"],
+        sampling=sampling, drafters=given["drafters"], stats_json=given["stats_json"],
+        stdin_filename=given.get("stdin_filename"), constraint=c, data=data,
+        json_grammar=given.get("json_grammar", True), coalesce=given.get("coalesce", True),
+        prompt_cache=given.get("prompt_cache", True), api_key=key,
     )  # fmt: skip
     code = run(inv)
     if code:
@@ -183,15 +188,18 @@ COMMON = [
 ]  # fmt: skip
 
 
-def _command(name: str, doc: str, *, instruction: bool, output: list, common: list = COMMON) -> None:
-    """Register `pedit NAME FILES... [INSTRUCTION] [options]` running the NAME template."""
+def _command(
+    name: str, doc: str, *, instruction: bool, output: list, common: list = COMMON, data: bool = False
+) -> None:
+    """Register `pedit NAME FILES... [INSTRUCTION] [options]` running the NAME template
+    (`data`: see _run)."""
     params = [("files", o.Files, inspect.Parameter.empty)]
     params += [("instruction", o.Instruction, inspect.Parameter.empty)] if instruction else []
     params += output + common
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
     def command(**given) -> None:
-        _run(name, given)
+        _run(name, given, data=data)
 
     command.__signature__ = inspect.Signature(
         [inspect.Parameter(n, kind, annotation=a, default=d) for n, a, d in params]
@@ -254,6 +262,7 @@ _command(
     instruction=False,
     output=[("schema", o.RequiredSchema, inspect.Parameter.empty), ("json", ExtractJson, False)],
     common=[c for c in COMMON if c[0] not in EXTRACT_OMITS],
+    data=True,
 )
 
 

@@ -16,7 +16,7 @@ def config_command():
     settings = config.resolve({})
     console = Console(soft_wrap=True)
     unset = {"threads": "(all usable CPUs)"}  # keep_bias, spelling, chunk_tokens: the command's
-    for key, setting in settings.values.items():
+    for key, setting in settings.items():
         value = unset.get(key, "(the command's)") if setting.value is None else str(setting.value)
         console.print(f"{key:<12} {value:<20} from {setting.source}", highlight=False)
     for name, (_, source) in settings.templates.items():

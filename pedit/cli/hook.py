@@ -25,52 +25,52 @@ app = typer.Typer(
 Choice = click.Choice
 
 
+Files = Annotated[
+    list[str] | None, typer.Argument(help="These files, as pre-commit passes them.", show_default=False)
+]
+Mode = Annotated[
+    str | None,
+    typer.Option(
+        click_type=Choice(["fix", "check"]), help="fix: rewrite; check: never write, fail with a diff."
+    ),
+]
+Restage = Annotated[
+    bool | None,
+    typer.Option(
+        "--restage/--no-restage", help="fix: stage the fixes and let the commit go on.", show_default=False
+    ),
+]
+Command = Annotated[
+    str | None, typer.Option(click_type=Choice(["fix", "refactor", "edit"]), help="One rule for every file.")
+]
+Instruction = Annotated[str | None, typer.Option(help="The instruction for --command refactor/edit.")]
+Budget = Annotated[float | None, typer.Option(min=0, help="Seconds for the whole commit. [default: 300]")]
+OnBudget = Annotated[
+    str | None,
+    typer.Option(click_type=Choice(["pass", "fail"]), help="Past the budget: commit anyway or stop."),
+]
+Model = Annotated[str | None, typer.Option("-m", "--model", help="[default: the `pedit config` model]")]
+Backend = Annotated[
+    str | None,
+    typer.Option("-b", "--backend", click_type=Choice(["auto", "llama.cpp", "transformers", "reference"])),
+]
+Temperature = Annotated[float | None, typer.Option(click_type=o.Finite(min=0.0), help="[default: 0, greedy]")]
+Seed = Annotated[int | None, typer.Option(min=0, max=2**63 - 1)]
+
+
 @app.command("run")
 def run_command(
-    files: Annotated[
-        list[str] | None, typer.Argument(help="These files, as pre-commit passes them.", show_default=False)
-    ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            click_type=Choice(["fix", "check"]), help="fix: rewrite; check: never write, fail with a diff."
-        ),
-    ] = None,
-    restage: Annotated[
-        bool | None,
-        typer.Option(
-            "--restage/--no-restage",
-            help="fix: stage the fixes and let the commit go on.",
-            show_default=False,
-        ),
-    ] = None,
-    command: Annotated[
-        str | None,
-        typer.Option(click_type=Choice(["fix", "refactor", "edit"]), help="One rule for every file."),
-    ] = None,
-    instruction: Annotated[
-        str | None, typer.Option(help="The instruction for --command refactor/edit.")
-    ] = None,
-    budget: Annotated[
-        float | None, typer.Option(min=0, help="Seconds for the whole commit. [default: 300]")
-    ] = None,
-    on_budget: Annotated[
-        str | None,
-        typer.Option(click_type=Choice(["pass", "fail"]), help="Past the budget: commit anyway or stop."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("-m", "--model", help="[default: the `pedit config` model]")
-    ] = None,
-    backend: Annotated[
-        str | None,
-        typer.Option(
-            "-b", "--backend", click_type=Choice(["auto", "llama.cpp", "transformers", "reference"])
-        ),
-    ] = None,
-    temperature: Annotated[
-        float | None, typer.Option(click_type=o.Finite(min=0.0), help="[default: 0, greedy]")
-    ] = None,
-    seed: Annotated[int | None, typer.Option(min=0, max=2**63 - 1)] = None,
+    files: Files = None,
+    mode: Mode = None,
+    restage: Restage = None,
+    command: Command = None,
+    instruction: Instruction = None,
+    budget: Budget = None,
+    on_budget: OnBudget = None,
+    model: Model = None,
+    backend: Backend = None,
+    temperature: Temperature = None,
+    seed: Seed = None,
 ):
     """Rewrite the staged files the rules select (FILES: these files, as pre-commit passes them).
 

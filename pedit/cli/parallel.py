@@ -2,45 +2,71 @@
 server; the results are reported and written one by one, in the files' order, each
 against the file as it was read before its run (a file changed meanwhile is not written).
 Each file succeeds or fails alone: a run that fails (the server's error for that request,
-a refused answer) is that file's line and exit code (Shell.collect), and the other files
-are still written; only Ctrl-C, SIGTERM or a bug stops the runs in flight."""
+a refused answer) is that file's line and exit code (FileRun.collect), and the other files
+are still written; only Ctrl-C, SIGTERM or a bug stops the runs in flight (an Event they
+check between events: Cancelled)."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from ..app.jobs import Job
-from ..errors import ExitCode
-from ..events import drain
+from ..app import fileio
+from ..app.jobs import Job, Outcome, Render
+from ..errors import Cancelled, ExitCode
+from ..events import Event, drain
 from ..ui.render import stats_line
 
 
-def run_many(shell, job: Job, files: list[str], jobs: int) -> int:
-    """shell: rewrite.Shell (its outcome() runs a file, its collect() reports and writes)."""
-    stop = threading.Event()  # set: the runs in flight end at their next piece of text
+@dataclass(frozen=True, kw_only=True)
+class Ran:
+    """A file's run: the file as read before it, its outcome, and its runs' stats lines
+    (printed when the file's turn comes)."""
 
-    def check(_) -> None:
+    source: fileio.Source
+    outcome: Outcome
+    lines: tuple[str, ...] = ()
+
+
+class FileRun(Protocol):
+    """What runs and reports a command's files (rewrite.Run)."""
+
+    def outcome(self, job: Job, name: str, render: Render) -> Ran:
+        """The file read and run through the job, each run's events to `render`."""
+        ...
+
+    def collect(self, job: Job, name: str, ran: Callable[[], Ran]) -> int:
+        """The file's result reported and written; `ran()` gives its run or raises."""
+        ...
+
+
+def run_many(files: FileRun, job: Job, names: list[str], jobs: int) -> int:
+    """The files' runs, `jobs` at once; each collected in order; the highest exit code."""
+    stop = threading.Event()  # set: the runs in flight end at their next event
+
+    def check(_: Event) -> None:
         if stop.is_set():
-            raise KeyboardInterrupt
+            raise Cancelled
 
-    def run(name: str):
-        lines: list[str] = []  # each run's stats line, printed when the file's turn comes
+    def run(name: str) -> Ran:  # stopped: ends in Cancelled, a future nothing reads
+        lines: list[str] = []
 
         def render(events, label: str):
             finished = drain(events, check)
             lines.append(f"pedit: {label}: {stats_line(finished.stats)}")
             return finished
 
-        source, outcome = shell.outcome(job, name, render)
-        return source, outcome, lines
+        return replace(files.outcome(job, name, render), lines=tuple(lines))
 
     code = int(ExitCode.OK)
     pool = ThreadPoolExecutor(jobs)
     try:
-        futures = [pool.submit(run, name) for name in files]
-        for name, future in zip(files, futures, strict=True):
-            code = max(code, shell.collect(job, name, future.result))
+        futures = [pool.submit(run, name) for name in names]
+        for name, future in zip(names, futures, strict=True):
+            code = max(code, files.collect(job, name, future.result))
     finally:  # an error or Ctrl-C: nothing more is sent, and what is in flight stops now
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)

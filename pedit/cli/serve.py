@@ -10,6 +10,8 @@ import typer
 from ..errors import UsageError
 from . import options as o
 
+SERVED_AGAIN = "pedit serve runs a local model: -b openai (a server) cannot be served again"
+
 
 def is_loopback(host: str) -> bool:
     if host == "localhost":
@@ -20,39 +22,49 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+Host = Annotated[str, typer.Option(help="Address to bind.")]
+Port = Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
+        envvar="PEDIT_API_KEY",
+        help="Require `Authorization: Bearer KEY` (off loopback too). Prefer setting PEDIT_API_KEY: "
+        "a command line is visible to every user (ps).",
+    ),
+]
+Queue = Annotated[
+    int, typer.Option(min=0, help="Requests that may wait while one runs (more: 429; 0: none wait).")
+]
+MaxBody = Annotated[int, typer.Option(min=1, help="Largest request body, in MB (more: 413).")]
+MaxConnections = Annotated[
+    int, typer.Option(min=1, help="Open connections at most (one more is closed as it arrives).")
+]
+HeaderTimeout = Annotated[
+    float, typer.Option(min=0.1, help="Seconds a request's headers may take to arrive.")
+]
+BodyTimeout = Annotated[float, typer.Option(min=0.1, help="Seconds its body may take (more: 408).")]
+KeepAlive = Annotated[int, typer.Option(min=1, help="Seconds an idle connection stays open.")]
+CorsOrigin = Annotated[
+    list[str] | None,
+    typer.Option(help="Let a web page from this origin call the API (repeatable; none: no CORS)."),
+]
+
+
 def serve_command(
     model: o.Model = None,
     backend: o.Backend = None,
     n_ctx: o.NCtx = None,
     threads: o.Threads = None,
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            envvar="PEDIT_API_KEY",
-            help="Require `Authorization: Bearer KEY` (off loopback too). Prefer setting PEDIT_API_KEY: "
-            "a command line is visible to every user (ps).",
-        ),
-    ] = None,
-    queue: Annotated[
-        int, typer.Option(min=0, help="Requests that may wait while one runs (more: 429; 0: none wait).")
-    ] = 16,
-    max_body: Annotated[int, typer.Option(min=1, help="Largest request body, in MB (more: 413).")] = 1,
-    max_connections: Annotated[
-        int, typer.Option(min=1, help="Open connections at most (one more is closed as it arrives).")
-    ] = 256,
-    header_timeout: Annotated[
-        float, typer.Option(min=0.1, help="Seconds a request's headers may take to arrive.")
-    ] = 10.0,
-    body_timeout: Annotated[
-        float, typer.Option(min=0.1, help="Seconds its body may take (more: 408).")
-    ] = 30.0,
-    keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle connection stays open.")] = 5,
-    cors_origin: Annotated[
-        list[str] | None,
-        typer.Option(help="Let a web page from this origin call the API (repeatable; none: no CORS)."),
-    ] = None,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
+    api_key: ApiKey = None,
+    queue: Queue = 16,
+    max_body: MaxBody = 1,
+    max_connections: MaxConnections = 256,
+    header_timeout: HeaderTimeout = 10.0,
+    body_timeout: BodyTimeout = 30.0,
+    keep_alive: KeepAlive = 5,
+    cors_origin: CorsOrigin = None,
     speculate: o.Speculate = None,
 ):
     """Serve the model over OpenAI's API: /v1/chat/completions, /v1/completions, /v1/models.
@@ -66,40 +78,43 @@ def serve_command(
     unless --cors-origin names its origin. Every bound and what a client sees when it is
     reached: docs/serve.md, "Limits and failure modes".
     """
+    _refuse(backend, host, api_key)
+    import uvicorn
+    from rich.console import Console
+
+    from ..app import config
+    from ..app.loading import load_with_cost
+    from ..serve.app import ServeConfig, create_app
+    from ..serve.limits import Limits, uvicorn_config
+    from ..ui.render import RichReporter
+
+    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate}
+    settings = config.resolve(given)
+    loaded = load_with_cost(settings, reporter=RichReporter(Console(stderr=True)))
+    try:
+        if loaded.remote:  # backend = "openai" in a config file
+            raise UsageError(SERVED_AGAIN)
+        serving = ServeConfig(
+            model=settings.model, api_key=api_key, queue=queue, max_body=max_body * 1024 * 1024,
+            body_seconds=body_timeout, loopback=is_loopback(host), speculate=settings.speculate,
+            cors=tuple(cors_origin or ()),
+        )  # fmt: skip
+        limits = Limits(
+            connections=max_connections, header_seconds=header_timeout, keep_alive_seconds=keep_alive
+        )
+        app = create_app(loaded.backend, loaded.cost, serving)
+        uvicorn.Server(uvicorn_config(app, host, port, limits)).run()
+    finally:
+        loaded.close()
+
+
+def _refuse(backend: str | None, host: str, api_key: str | None) -> None:
+    """What cannot be served, said before anything loads."""
     if backend == "openai":
-        raise UsageError("pedit serve runs a local model: -b openai (a server) cannot be served again")
+        raise UsageError(SERVED_AGAIN)
     from ..backends.openai import key_problem
 
     if api_key and (problem := key_problem(api_key)):
         raise UsageError(f"--api-key: {problem}")
     if not is_loopback(host) and not api_key:
         raise UsageError(f"--host {host} is not a loopback address: give --api-key (or PEDIT_API_KEY) too")
-    import uvicorn
-    from rich.console import Console
-
-    from .. import models
-    from ..app import calibration, config
-    from ..serve.app import ServeConfig, create_app
-    from ..serve.limits import Limits, uvicorn_config
-    from ..ui.render import RichReporter
-
-    settings = config.resolve(
-        {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate,
-         "draft_max": None, "keep_bias": None, "spelling": None}
-    )  # fmt: skip
-    reporter = RichReporter(Console(stderr=True))
-    loaded = models.load(
-        settings.get("model"), settings.get("backend"), reporter,
-        n_ctx=settings.get("n_ctx"), n_threads=settings.get("threads"),
-    )  # fmt: skip
-    try:
-        cost = calibration.measure_cost(loaded) if settings.get("speculate") == "auto" else None
-        name, mode = settings.get("model"), settings.get("speculate")
-        serving = ServeConfig(
-            name, api_key, queue, max_body * 1024 * 1024, body_timeout,
-            loopback=is_loopback(host), speculate=mode, cors=tuple(cors_origin or ()),
-        )  # fmt: skip
-        limits = Limits(max_connections, header_timeout, keep_alive)
-        uvicorn.Server(uvicorn_config(create_app(loaded, cost, serving), host, port, limits)).run()
-    finally:
-        loaded.close()

@@ -11,9 +11,26 @@ import typer
 from ..errors import UsageError
 from . import options as o
 
+File = Annotated[Path, typer.Argument(help="The file to edit.", show_default=False)]
+System = Annotated[
+    str | None, typer.Option(help="Replace the system prompt for this session.", rich_help_panel=o.DECODING)
+]
+KeepBias = Annotated[  # free-form turns: no template's bias
+    float | None,
+    typer.Option(click_type=o.Finite(), help="As for `pedit edit`. [default: 0]", rich_help_panel=o.DECODING),
+]
+Force = Annotated[
+    bool,
+    typer.Option(
+        help="Allow saving a hard-linked file, and what the guard refuses.",
+        rich_help_panel=o.OUTPUT,
+        show_default=False,
+    ),
+]
+
 
 def tui_command(
-    file: Annotated[Path, typer.Argument(help="The file to edit.", show_default=False)],
+    file: File,
     model: o.Model = None,
     backend: o.Backend = None,
     n_ctx: o.NCtx = None,
@@ -21,30 +38,15 @@ def tui_command(
     base_url: o.BaseUrl = None,
     api_key: o.ApiKey = None,
     api_key_file: o.ApiKeyFile = None,
-    system: Annotated[
-        str | None,
-        typer.Option(help="Replace the system prompt for this session.", rich_help_panel=o.DECODING),
-    ] = None,
+    system: System = None,
     temperature: o.Temperature = 0.0,
     top_k: o.TopK = 0,
     top_p: o.TopP = 1.0,
     seed: o.Seed = 0,
-    keep_bias: Annotated[
-        float | None,
-        typer.Option(
-            click_type=o.Finite(), help="As for `pedit edit`. [default: 0]", rich_help_panel=o.DECODING
-        ),
-    ] = None,  # free-form turns: no template's bias
+    keep_bias: KeepBias = None,
     speculate: o.Speculate = None,
     draft_max: o.DraftMax = None,
-    force: Annotated[
-        bool,
-        typer.Option(
-            help="Allow saving a hard-linked file, and what the guard refuses.",
-            rich_help_panel=o.OUTPUT,
-            show_default=False,
-        ),
-    ] = False,
+    force: Force = False,
 ):
     """Edit FILE interactively (also `pedit FILE`).
 
@@ -55,32 +57,18 @@ def tui_command(
     `pedit FILE` (a file and no command) does the same. Keys: F1 in the app.
     """
     from ..app import config
-    from ..app.calibration import model_loader
-    from ..app.jobs import EngineOptions
+    from ..app.loading import load_with_cost
     from ..tui.app import PeditApp
 
     chosen = o.sampling(temperature, top_k, top_p, seed)
-    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "base_url": base_url}
-    settings = config.resolve(
-        {**given, "speculate": speculate, "draft_max": draft_max, "keep_bias": keep_bias}
-    )
-    speculate = settings.get("speculate")
-
+    given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "base_url": base_url,
+             "speculate": speculate, "draft_max": draft_max, "keep_bias": keep_bias}  # fmt: skip
+    settings = config.resolve(given)
     key = o.api_key(api_key, api_key_file)
-    remote = {"base_url": settings.get("base_url"), "api_key": key, "timeout": settings.get("timeout"),
-              "deadline": settings.get("deadline")}  # fmt: skip
-    load = model_loader(
-        settings.get("backend"), settings.get("n_ctx"), settings.get("threads"), speculate, remote
-    )
-    engine = EngineOptions(
-        sampling=chosen,
-        speculate=speculate,
-        draft_max=settings.get("draft_max"),
-        keep_bias=settings.get("keep_bias"),
-    )
     app = PeditApp(
-        file, load=load, model=settings.get("model"), options=engine, system=system, force=force
-    )  # reads FILE: a missing, binary or read-only file is refused here
+        file, load=lambda spec: load_with_cost(settings, api_key=key, model=spec), model=settings.model,
+        options=settings.engine_options(sampling=chosen), system=system, force=force,
+    )  # fmt: skip  # reads FILE: a missing, binary or read-only file is refused here
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
     sys.exit(app.run() or 0)

@@ -4,15 +4,17 @@ small part of the file (changed_spans), else the whole file."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from .. import models
 from ..app.chunking import blocks
+from ..app.config import Settings
+from ..app.loading import Loaded, load_with_cost
 from ..app.templates import templates
 from ..engine.sampling import Sampling
-from ..errors import ModelError, PeditError
+from ..errors import Cancelled, ModelError, PeditError
 from ..events import Event, Finished, Stats, drain
 from . import git
 from .rules import HookConfig, Rule
@@ -27,53 +29,50 @@ class OverBudget(Exception):
 class Rewriter:
     """The model, loaded on first use, and the rewrite of one text under the deadline."""
 
-    def __init__(self, settings, config: HookConfig, deadline: float, notify: Callable[[str], None]):
+    def __init__(
+        self, settings: Settings, config: HookConfig, deadline: float, notify: Callable[[str], None]
+    ):
         self.settings, self.config, self.deadline, self.notify = settings, config, deadline, notify
-        self._backend = None
-        self._cost = None
+        self.stopped = threading.Event()  # set: the runs in flight end at their next event
+        self._loaded: Loaded | None = None
 
     @property
     def model(self) -> str:
-        return str(self.settings.get("model"))
+        return self.settings.model
 
     @property
     def backend_name(self) -> str:
-        return str(self.settings.get("backend"))
+        return self.settings.backend
 
     @property
     def jobs(self) -> int:
-        """Files whose model runs go at once: `jobs` (default 4) on a server, 1 on a local model."""
-        if self.backend_name != "openai":
-            return 1
-        from ..app.config import JOBS_REMOTE
+        """Files whose model runs go at once: `jobs` (default 4) on a server, 1 on a local
+        model; known from the settings, before anything loads."""
+        return self.settings.files_at_once(self.settings.on_server)
 
-        return self.settings.get("jobs") or JOBS_REMOTE
-
-    def load(self):
-        """The backend, loaded on first use (and its cost model, for a local one)."""
-        if self._backend is None:
-            from ..app.calibration import measure_cost
-
+    def load(self) -> Loaded:
+        """The model, loaded on first use (with its cost model, for a local one)."""
+        if self._loaded is None:
             kind = "" if self.backend_name == "auto" else f" ({self.backend_name})"
             self.notify(f"pedit: loading {self.model}{kind}")
-            s = self.settings
             try:
-                self._backend = models.load(
-                    self.model, s.get("backend"), n_ctx=s.get("n_ctx"), n_threads=s.get("threads"),
-                    base_url=s.get("base_url"), timeout=s.get("timeout"), deadline=s.get("deadline"),
-                )  # fmt: skip
+                self._loaded = load_with_cost(self.settings)
             except PeditError as exc:  # an unknown model is a setup problem too: exit 3
                 raise ModelError(exc.message) from exc
-            if s.get("speculate") != "off" and self._backend.capabilities.logits:
-                self._cost = measure_cost(self._backend)
-        return self._backend
+        return self._loaded
+
+    def stop(self) -> None:
+        """End the runs in flight (other threads') at their next event."""
+        self.stopped.set()
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
+        if self._loaded is not None:
+            self._loaded.close()
 
     def _render(self, events: Iterator[Event], label: str) -> Finished:
         def in_budget(_: Event) -> None:
+            if self.stopped.is_set():
+                raise Cancelled
             if time.monotonic() > self.deadline:
                 raise OverBudget(label)
 
@@ -82,21 +81,18 @@ class Rewriter:
     def rewrite(
         self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
     ) -> tuple[str, list[Stats]]:
-        from ..app.jobs import EngineOptions, Job
+        from ..app.jobs import Job
 
-        backend = self.load()
-        c, s = self.config, self.settings
-        sampling = Sampling(temperature=c.temperature, seed=c.seed)
-        options = EngineOptions(
-            sampling=sampling, speculate=s.get("speculate"), draft_max=s.get("draft_max"), cost=self._cost,
-            keep_bias=s.get("keep_bias"), spelling=s.get("spelling"),
-        )  # fmt: skip
+        loaded = self.load()
+        sampling = Sampling(temperature=self.config.temperature, seed=self.config.seed)
+        options = self.settings.engine_options(sampling=sampling, cost=loaded.cost)
         # the hook judges a file whole and reports a run it could not use ("not fixed"), so
         # its pieces are not kept one by one as the CLI's are (jobs.Job.plain_rewrite)
-        template = replace(templates(s.templates)[rule.command], judged=False)
+        template = replace(templates(self.settings.templates)[rule.command], judged=False)
         job = Job(
-            backend, template, rule.instruction, options, rule.system, chunk_tokens=s.get("chunk_tokens")
-        )
+            backend=loaded.backend, template=template, instruction=rule.instruction, options=options,
+            system=rule.system, chunk_tokens=self.settings.chunk_tokens,
+        )  # fmt: skip
         out = job.rewrite(text, name, self._render, changed_spans(text, changed))
         return out.text, out.stats
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .. import models
 from ..app import fileio, guard
+from ..app.config import Settings
 from ..app.hunks import hunks
 from ..app.templates import templates
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
@@ -60,7 +61,7 @@ class HookReport:
 def run_hook(
     repo: Path,
     config: HookConfig,
-    settings,
+    settings: Settings,
     files: list[str] | None = None,
     *,
     cache_dir: Path | None = None,
@@ -108,8 +109,8 @@ def run_hook(
             except PeditError as exc:
                 out.say(f"error {path}: {exc.message}; unchanged", True)
     finally:
-        if pool is not None:  # runs still in flight end at their next event (OverBudget)
-            rewriter.deadline = float("-inf")
+        if pool is not None:  # runs still in flight end at their next event (Cancelled)
+            rewriter.stop()
             pool.shutdown(wait=True, cancel_futures=True)
         rewriter.close()
     if over and config.on_budget == "pass":
@@ -145,7 +146,7 @@ def _ahead(repo, entries, config, rewriter, cache, native: bool, pool) -> dict:
     return runs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
     """One staged file to fix: what was read, and what the cache knows of it."""
 
@@ -171,9 +172,11 @@ def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         return None
     template = templates(rewriter.settings.templates)[rule.command]
     s = rewriter.settings
-    bias, recipe = template.bias(s.get("keep_bias")), (s.get("spelling"), s.get("chunk_tokens"))
+    bias, recipe = template.bias(s.keep_bias), (s.spelling, s.chunk_tokens)
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
-    return Job(data, source, snap, changed, cache.get(keyed(source.text)), keyed)
+    return Job(
+        data=data, source=source, snap=snap, changed=changed, cached=cache.get(keyed(source.text)), key=keyed
+    )
 
 
 def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool,

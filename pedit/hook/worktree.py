@@ -28,7 +28,7 @@ from ..errors import ConflictError
 from . import git
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Snapshot:
     state: str  # "file", or what is there instead: "deleted", "a directory", "a symlink", ...
     data: bytes | None = field(default=None, compare=False)  # a regular file's bytes
@@ -40,7 +40,10 @@ class Snapshot:
 
     def stamp(self, path: Path) -> fileio.Stamp:
         """What fileio.write_bytes must still find at `path` (a regular file's snapshot)."""
-        return fileio.Stamp(path.resolve(), self.dev, self.ino, self.size, self.mtime_ns, self.sha256)
+        return fileio.Stamp(
+            target=path.resolve(), dev=self.dev, ino=self.ino, size=self.size, mtime_ns=self.mtime_ns,
+            sha256=self.sha256,
+        )  # fmt: skip
 
 
 def snapshot(path: Path) -> Snapshot:
@@ -48,15 +51,18 @@ def snapshot(path: Path) -> Snapshot:
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return Snapshot("deleted")
+        return Snapshot(state="deleted")
     if not stat.S_ISREG(st.st_mode):
         kinds = ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a directory"))
-        return Snapshot(next((name for test, name in kinds if test(st.st_mode)), "not a regular file"))
+        return Snapshot(state=next((name for test, name in kinds if test(st.st_mode)), "not a regular file"))
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())  # size and mtime of what is read: a write during the read shows later
         data = f.read()
     digest = hashlib.sha256(data).hexdigest()
-    return Snapshot("file", data, st.st_size, st.st_mtime_ns, digest, st.st_dev, st.st_ino)
+    return Snapshot(
+        state="file", data=data, size=st.st_size, mtime_ns=st.st_mtime_ns, sha256=digest, dev=st.st_dev,
+        ino=st.st_ino,
+    )  # fmt: skip
 
 
 def unchanged(path: Path, before: Snapshot) -> bool:

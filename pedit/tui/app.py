@@ -23,8 +23,9 @@ from textual.worker import get_current_worker
 
 from ..app import fileio, guard
 from ..app.jobs import EngineOptions
+from ..app.loading import Loaded
 from ..app.session import Session, SessionError, TurnResult
-from ..backends import Backend, BackendError
+from ..backends import BackendError
 from ..errors import PeditError
 from ..events import Progress, TextReceived, TokenGenerated, TokensAccepted
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped
@@ -55,14 +56,14 @@ class PeditApp(App[int]):
         self,
         path: Path,
         *,
-        load: Callable[[str], tuple[Backend, object]],
+        load: Callable[[str], Loaded],
         model: str,
         options: EngineOptions | None = None,
         system: str | None = None,
         force: bool = False,
     ) -> None:
-        """load(model) -> (backend, cost model or None): how to load a model (the CLI's
-        loader, or a test's); called in a worker thread."""
+        """load(model) -> Loaded (the backend and its cost model): how to load a model (the
+        CLI's loading.load_with_cost, or a test's); called in a worker thread."""
         super().__init__()
         self.source = fileio.read(path, force=force)
         fileio.check_writable(path)
@@ -115,11 +116,11 @@ class PeditApp(App[int]):
     def load_model(self, spec: str) -> None:
         """Load in a worker thread; the app takes the model over in model_ready."""
         try:
-            backend, cost = self.load(spec)
+            loaded = self.load(spec)
         except Exception as exc:  # shown, and the app stays usable
             self.post_message(ModelReady(spec, error=self._problem(exc)))
             return
-        self.post_message(ModelReady(spec, backend=backend, cost=cost))
+        self.post_message(ModelReady(spec, loaded=loaded))
 
     def _problem(self, exc: Exception) -> str:
         """What a worker's failure says in one line. A user's error (a PeditError, a
@@ -134,7 +135,8 @@ class PeditApp(App[int]):
     def _log_bug(self, trace: str) -> None:
         self.query_one("#history", RichLog).write(f"internal error (a bug in pedit):\n{trace}")
 
-    def _take_model(self, backend: Backend, cost) -> None:
+    def _take_model(self, loaded: Loaded) -> None:
+        backend, cost = loaded.backend, loaded.cost
         if self.session is None:
             options = self.options if cost is None else replace(self.options, cost=cost)
             self.session = Session(
@@ -153,7 +155,7 @@ class PeditApp(App[int]):
             if self.session is None:
                 return
         else:
-            self._take_model(message.backend, message.cost)
+            self._take_model(message.loaded)
             self.model = message.name
             self.set_status(f"model {message.name}")
         self.instruction.disabled = False

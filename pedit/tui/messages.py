@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from ..app.loading import Loaded
 from ..app.session import TurnResult
-from ..backends import Backend
-from ..engine.costmodel import CostModel
 from ..events import Stats
 
 
@@ -43,5 +42,4 @@ class ModelReady(Message):
 
     name: str
     error: str = ""
-    backend: Backend | None = None
-    cost: CostModel | None = None
+    loaded: Loaded | None = None

@@ -1,0 +1,72 @@
+"""A model loaded for the shells (CLI, TUI, hook, server): the backend the settings name,
+its cost model, and whether it runs on a server.
+
+The cost model (the planner's, engine/costmodel.py) is measured when there is something to
+plan: speculation on (speculate != "off") and a local backend (one that gives logits; a
+server's loop plans nothing). It comes from the user cache (calibration.measure_cost) when
+this model was measured on this machine before.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .. import models
+from ..backends import Backend
+from ..engine import costmodel
+from ..engine.costmodel import CostModel
+from ..models.progress import NULL_REPORTER, Reporter
+from . import calibration
+from .config import Settings
+
+MEASURING = "measuring draft costs (once per model and machine)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Loaded:
+    backend: Backend
+    cost: CostModel | None = None  # None: nothing to plan (speculation off, or a server)
+    remote: bool = False  # a server's model: text back, not logits (engine/remote.py's loop)
+    seconds: float = 0.0  # the load (a server's: connecting and listing its models)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def load_with_cost(
+    settings: Settings,
+    *,
+    reporter: Reporter | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+) -> Loaded:
+    """`model` (default: the settings' model) on the settings' backend, with its cost model;
+    `reporter` shows the load and a measurement (not a cost the cache has), None: silent;
+    `api_key`: a server's (-b openai), else models.load_remote reads the environment."""
+    t0 = time.perf_counter()
+    backend = models.load(
+        model or settings.model, settings.backend, reporter or NULL_REPORTER,
+        n_ctx=settings.n_ctx, n_threads=settings.threads, base_url=settings.base_url,
+        api_key=api_key, timeout=settings.timeout, deadline=settings.deadline,
+    )  # fmt: skip
+    seconds = time.perf_counter() - t0
+    remote = not backend.capabilities.logits  # the one place a shell's "is it a server?" is answered
+    try:
+        cost = _cost(backend, reporter) if settings.speculate != "off" and not remote else None
+    except BaseException:
+        backend.close()
+        raise
+    return Loaded(backend=backend, cost=cost, remote=remote, seconds=seconds)
+
+
+def _cost(backend: Backend, reporter: Reporter | None) -> CostModel:
+    """The cached cost model, or one measured now (said by `reporter` only then)."""
+    if reporter is None:
+        return calibration.measure_cost(backend)
+
+    def measuring(b: Backend) -> CostModel:
+        with reporter.task(MEASURING, None):
+            return costmodel.measure(b)
+
+    return calibration.measure_cost(backend, measure_fn=measuring)
