@@ -6,7 +6,17 @@ importing this package costs nothing. See base.py for the protocol.
 
 from __future__ import annotations
 
-from .base import Backend, BackendError, Capabilities, ContextFull, TextStream, count_tokens
+from .base import (
+    AnyBackend,
+    Backend,
+    BackendError,
+    Capabilities,
+    ContextFull,
+    LocalBackend,
+    RemoteBackend,
+    TextStream,
+    count_tokens,
+)
 
 KINDS = ("llama.cpp", "transformers", "reference")  # local; "openai" is a server (open_remote)
 
@@ -63,7 +73,10 @@ __all__ = [
     "Capabilities",
     "ContextFull",
     "TextStream",
+    "AnyBackend",
     "count_tokens",
+    "LocalBackend",
+    "RemoteBackend",
     "open_backend",
     "open_remote",
 ]

@@ -1,6 +1,11 @@
-"""The backend protocol: what the decoder needs from a language model, and nothing more.
+"""The backend protocols: what the decoder needs from a language model, and nothing more.
 
-A backend owns one sequence in a KV cache. The decoder appends tokens with `eval`, asks for
+Two kinds, each with the loop it needs (engine/edit.py picks it, the one place that asks):
+a local backend (LocalBackend: tokens in, logits out; engine/speculative.py's loop) and a
+remote one (RemoteBackend: messages in, text deltas and the server's usage out;
+engine/remote.py's loop, backends/openai.py).
+
+A local backend owns one sequence in a KV cache. The decoder appends tokens with `eval`, asks for
 the logits of the last few positions it appended, and rolls the cache back with `truncate`
 when a draft was rejected. The backend keeps the list of the tokens its cache holds
 (`held`), so whatever ran before (a paragraph, another file, a session's turn, a server's
@@ -15,7 +20,7 @@ the backend modules and are imported when a backend is loaded, never when pedit 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -29,8 +34,8 @@ class Capabilities:
 
     rollback: bool  # truncate(n) drops KV entries after position n
     device: str = "cpu"  # where the model runs: "cpu", "cuda" (torch), "gpu" (llama.cpp offload)
-    # eval() gives logits. False: a remote server that returns text (backends/openai.py);
-    # the engine runs engine/remote.py's loop for it, not the local one.
+    # True: a LocalBackend (eval() gives logits); False: a RemoteBackend, a server that
+    # returns text (backends/openai.py). Read in one place: engine/edit.local.
     logits: bool = True
     # eval_branches([(keep, tokens), ...]): each branch's tokens read after the first `keep`
     # cached ones in a sequence of its own, several in one pass, the cache left as it was
@@ -58,7 +63,7 @@ class ContextFull(BackendError):
 
 
 @runtime_checkable
-class Backend(Protocol):
+class LocalBackend(Protocol):
     name: str
     capabilities: Capabilities
     n_ctx: int  # the context window this backend was opened with
@@ -84,6 +89,9 @@ class Backend(Protocol):
 
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
         """Text -> ids, no BOS added. special=True parses control tokens such as <|im_end|>."""
+
+    def count_tokens(self, text: str) -> int:
+        """len(tokenize(text)): what a RemoteBackend can only estimate."""
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes a token stands for; b"" for control tokens. May be part of a UTF-8 char."""
@@ -122,11 +130,48 @@ class Backend(Protocol):
         """Free the model and its cache."""
 
 
-def count_tokens(backend, text: str) -> int:
-    """Tokens in `text`: exact where the tokenizer is here; a remote backend's estimate
-    (its tokenizer is on the server), used to size chunks and limits."""
-    if backend.capabilities.logits:
-        return len(backend.tokenize(text))
+Backend = LocalBackend  # what the engine's local loop drives
+
+
+@runtime_checkable
+class RemoteBackend(Protocol):
+    """A server that writes the answer (backends/openai.py): the engine sends the messages
+    and the predicted answer and reads text deltas, then the server's usage. No tokens, no
+    logits, no cache of its own here: drafts, grammars and keep-biases are the server's
+    business, or none."""
+
+    name: str
+    capabilities: Capabilities  # logits=False; device: "remote HOST"
+    n_ctx: int  # the server's context window, as it says or as configured
+    model: str | None  # the model asked for
+    continues: bool  # it continues a final assistant message (the primed fence line)
+
+    def count_tokens(self, text: str) -> int:
+        """An estimate: the tokenizer is on the server (sizes chunks and limits)."""
+
+    def stream(
+        self,
+        messages: Sequence[dict],
+        *,
+        prime: str = "",
+        prediction: str | None = None,
+        max_tokens: int,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+    ) -> Iterator:
+        """The answer: text deltas (openai.Delta), then the usage (openai.Usage)."""
+
+    def close(self) -> None:
+        """Close the connection pool."""
+
+
+AnyBackend = LocalBackend | RemoteBackend  # what a shell loads (app/loading.py)
+
+
+def count_tokens(backend: AnyBackend, text: str) -> int:
+    """Tokens in `text`: exact on a local backend, a remote one's estimate (to size chunks
+    and limits)."""
     return backend.count_tokens(text)
 
 

@@ -155,6 +155,9 @@ class LlamaCppBackend:
             n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
         return buf.raw[:n]
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
     def token_bytes(self, token: int) -> bytes:
         piece = self._pieces.get(token)
         if piece is None:

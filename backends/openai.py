@@ -1,8 +1,8 @@
 """A remote backend: any OpenAI-compatible server (`pedit serve`, vLLM, llama.cpp's server,
 OpenAI itself), through the `openai` client.
 
-It returns text, not logits: it declares `Capabilities(logits=False)` and the engine runs
-engine/remote.py's loop for it, not the local one. The file goes to the server as OpenAI's
+It returns text, not logits: a RemoteBackend (base.py), declaring `Capabilities(logits=False)`,
+and the engine runs engine/remote.py's loop for it, not the local one. The file goes to the server as OpenAI's
 `prediction` (the server drafts from it, if it can), and the answer comes back as a stream
 of text deltas and, last, the server's usage.
 
@@ -112,7 +112,6 @@ class OpenAIBackend:
         self._n_ctx = n_ctx
         self.capabilities = Capabilities(rollback=False, device=f"remote {urlsplit(self.base_url).netloc}",
                                          logits=False)  # fmt: skip
-        self.eos_ids: frozenset[int] = frozenset()
         self.model, self.continues, self.n_ctx = None, False, n_ctx or DEFAULT_N_CTX
         if model or self.served:
             self.use(model or self.served[0])
@@ -132,18 +131,6 @@ class OpenAIBackend:
         self.continues = entry.get("owned_by") in CONTINUING
         told = entry.get("max_model_len")
         self.n_ctx = self._n_ctx or (told if isinstance(told, int) and told > 0 else DEFAULT_N_CTX)
-
-    @property
-    def n_past(self) -> int:
-        return 0  # the server's cache is its own
-
-    @property
-    def held(self) -> Sequence[int]:
-        return ()
-
-    @property
-    def first_read(self) -> int:
-        return 0
 
     def count_tokens(self, text: str) -> int:
         return math.ceil(len(text.encode("utf-8")) / 3)

@@ -91,6 +91,9 @@ class ReferenceBackend:
                 out.append(self._chunk_ids.get(chunk, chunk[0]))
         return out
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
     def token_bytes(self, token: int) -> bytes:
         return self._vocab[token]
 

@@ -113,6 +113,9 @@ class TransformersBackend:
         enc = self._tok(text, add_special_tokens=False, split_special_tokens=not special)
         return list(enc["input_ids"])
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
     def token_bytes(self, token: int) -> bytes:
         return self._bytes[token]
 

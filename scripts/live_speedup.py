@@ -22,7 +22,7 @@ from pedit import models  # noqa: E402
 from pedit.bench.corpus import load_tasks  # noqa: E402
 from pedit.engine import decode  # noqa: E402
 from pedit.engine.costmodel import measure  # noqa: E402
-from pedit.engine.edit import edit_events  # noqa: E402
+from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.events import drain  # noqa: E402
 
 
@@ -50,9 +50,11 @@ def main() -> None:
     for tid in args.tasks:
         task = tasks[tid]
         req = task.request()
-        plain = drain(edit_events(backend, req, speculate="off", max_tokens=task.max_tokens))
+        plain = drain(edit_events(backend, req, EditOptions(speculate="off", max_tokens=task.max_tokens)))
         passes.update(spent=0.0, paid=0.0)
-        t_run = drain(edit_events(backend, req, speculate="auto", cost=cost, max_tokens=task.max_tokens))
+        t_run = drain(
+            edit_events(backend, req, EditOptions(speculate="auto", cost=cost, max_tokens=task.max_tokens))
+        )
         priced = t_run.stats.plain_step_seconds * t_run.stats.completion_tokens
         drift = passes["spent"] / passes["paid"]
         real = plain.stats.decode_seconds

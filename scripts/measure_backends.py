@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 from pedit import models  # noqa: E402
 from pedit.app.calibration import cpu_name, usable_cores  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
-from pedit.engine.edit import edit_events  # noqa: E402
+from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.engine.prompt import build_prompt  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
@@ -76,7 +76,7 @@ def measure(kind: str, path: Path, req: EditRequest, n_decode: int, repeats: int
             token = int(backend.eval([token])[0].argmax())
         decode.append(n_decode / (time.perf_counter() - t))
     finished, edit_s = timed(
-        lambda: list(edit_events(backend, req, speculate="off"))[-1]
+        lambda: list(edit_events(backend, req, EditOptions(speculate="off")))[-1]
     )  # plain, as the report says
     backend.close()
     return {

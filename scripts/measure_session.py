@@ -31,7 +31,7 @@ from pedit import models  # noqa: E402
 from pedit.app.calibration import measure_cost  # noqa: E402
 from pedit.app.jobs import EngineOptions  # noqa: E402
 from pedit.app.session import Session  # noqa: E402
-from pedit.engine.edit import edit_events  # noqa: E402
+from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.events import TokenGenerated, TokensAccepted  # noqa: E402
 
 FILE = REPO / "examples" / "essay.md"
@@ -46,7 +46,7 @@ def first_token_without_cache(backend, req, options: EngineOptions) -> float:
     """Seconds to the first token of the same request from an empty cache."""
     backend.truncate(0)
     t0 = time.perf_counter()
-    events = edit_events(backend, req, speculate="auto", cost=options.cost, reuse=())
+    events = edit_events(backend, req, EditOptions(speculate="auto", cost=options.cost, reuse=()))
     for event in events:
         if isinstance(event, TokenGenerated | TokensAccepted):
             events.close()

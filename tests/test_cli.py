@@ -19,7 +19,7 @@ from pedit.app.jobs import SUMMARY_ROOM
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.cli.app import app
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.sampling import Sampling
 from pedit.request import EditRequest
 
@@ -47,7 +47,9 @@ def expected(text, command, name, instruction=None, sampling=None, kind="rewrite
     limit = SUMMARY_ROOM if kind == "summary" else None
     bias = 0.0 if sampling is not None else t.keep_bias  # CHANGE's, or the command's own
     events = edit_events(
-        open_backend("reference"), req, sampling=sampling, kind=kind, max_tokens=limit, keep_bias=bias
+        open_backend("reference"),
+        req,
+        EditOptions(sampling=sampling or Sampling(), kind=kind, max_tokens=limit, keep_bias=bias),
     )
     return list(events)[-1]
 

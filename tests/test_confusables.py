@@ -17,7 +17,7 @@ from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
 
@@ -99,10 +99,19 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
     if threshold < -20:  # every scored swap goes in: the draft differs from the file's own
         assert scored.draft not in (None, req.draft)
     reference.truncate(0)
-    plain = drain(edit_events(
-        reference, scored, speculate="off", sampling=sampling, keep_bias=job.keep_bias,
-        suggest_bias=job.suggest_bias, max_tokens=80,
-    ))  # fmt: skip
+    plain = drain(
+        edit_events(
+            reference,
+            scored,
+            EditOptions(
+                speculate="off",
+                sampling=sampling,
+                keep_bias=job.keep_bias,
+                suggest_bias=job.suggest_bias,
+                max_tokens=80,
+            ),
+        )
+    )
     assert (out.tokens, out.text) == (plain.tokens, plain.text)
     assert out.stats.prompt_tokens == plain.stats.prompt_tokens
 

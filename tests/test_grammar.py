@@ -20,7 +20,7 @@ from pedit.backends.reference import ReferenceBackend
 from pedit.engine.constrained import GrammarRule
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.grammar import (
     Constraint,
     GrammarError,
@@ -78,9 +78,18 @@ def ref():
 def run(backend, text, c, sampling=GREEDY, speculate="off", coalesce=True, **kw):
     req = EditRequest(text, "add a test script", "package.json")
     events = edit_events(
-        backend, req, sampling=sampling, speculate=speculate, coalesce=coalesce, constraint=c,
-        cost=FLAT, max_tokens=kw.pop("max_tokens", 200), **kw,
-    )  # fmt: skip
+        backend,
+        req,
+        EditOptions(
+            sampling=sampling,
+            speculate=speculate,
+            coalesce=coalesce,
+            constraint=c,
+            cost=FLAT,
+            max_tokens=kw.pop("max_tokens", 200),
+            **kw,
+        ),
+    )
     return list(events)[-1]
 
 
@@ -128,7 +137,11 @@ def test_forced_tokens_are_reported_with_their_own_provenance(ref):
     from pedit.events import TokensAccepted
 
     req = EditRequest(PACKAGE, "x", "package.json")
-    events = list(edit_events(ref, req, speculate="off", constraint=Constraint("json", SCHEMA, compact=True)))
+    events = list(
+        edit_events(
+            ref, req, EditOptions(speculate="off", constraint=Constraint("json", SCHEMA, compact=True))
+        )
+    )
     forced = [e for e in events if isinstance(e, TokensAccepted) and e.source == "grammar"]
     assert forced and "".join(e.text for e in forced).startswith('{"name": "')
 

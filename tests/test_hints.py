@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pedit.app.hints import annotated, hints_grammar, slots
 from pedit.backends import open_backend
 from pedit.bench.corpus import CORPUS
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.grammar import Constraint, Matcher, grammar, tokenizer_for
 from pedit.engine.sampling import Sampling
 from pedit.events import TokenGenerated, drain
@@ -250,7 +250,7 @@ def test_a_file_it_cannot_read_is_a_syntax_error(text, words):
 def run(backend, name: str, sampling: Sampling, speculate: str = "off"):
     req = EditRequest(FILES[name], "add type hints", f"{name}.py")
     c = Constraint("lark", hints_grammar(FILES[name]))
-    return drain(edit_events(backend, req, sampling=sampling, speculate=speculate, constraint=c))
+    return drain(edit_events(backend, req, EditOptions(sampling=sampling, speculate=speculate, constraint=c)))
 
 
 SAMPLINGS = st.builds(Sampling, temperature=st.sampled_from([0.0, 0.7, 1.0, 1.5]), seed=st.integers(0, 2**16))
@@ -278,7 +278,7 @@ def test_the_model_chooses_only_the_types(ref, name):
     drawn = []
     req = EditRequest(FILES[name], "add type hints", f"{name}.py")
     c = Constraint("lark", hints_grammar(FILES[name]))
-    fin = drain(edit_events(ref, req, speculate="off", constraint=c), drawn.append)
+    fin = drain(edit_events(ref, req, EditOptions(speculate="off", constraint=c)), drawn.append)
     drawn = [e for e in drawn if isinstance(e, TokenGenerated)]
     added = len(fin.text.encode()) - len(FILES[name].encode())
     assert len(drawn) <= added + len(slots(FILES[name]))
@@ -300,5 +300,9 @@ class A:
 def test_a_file_with_nothing_to_annotate_costs_no_pass_but_the_prefill(ref):
     text = DONE
     req = EditRequest(text, "add type hints", "a.py")
-    fin = drain(edit_events(ref, req, speculate="off", constraint=Constraint("lark", hints_grammar(text))))
+    fin = drain(
+        edit_events(
+            ref, req, EditOptions(speculate="off", constraint=Constraint("lark", hints_grammar(text)))
+        )
+    )
     assert (fin.text, fin.stats.forward_passes) == (text, 1)

@@ -16,7 +16,7 @@ from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.drafters.compose import Composite
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
 from pedit.engine.prompt import FenceStream, build_prompt
 from pedit.engine.sampling import Sampling
@@ -66,18 +66,22 @@ def same_run(a, b):
 def test_real_drafters_reproduce_plain_decoding(text, drafters, sampling, speculate, draft_max, max_tokens):
     backend = open_backend("reference")
     req = EditRequest(text, "Fix the grammar.", "notes.md")
-    plain = last(edit_events(backend, req, sampling=sampling, speculate="off", max_tokens=max_tokens))
+    plain = last(
+        edit_events(backend, req, EditOptions(sampling=sampling, speculate="off", max_tokens=max_tokens))
+    )
     spec = last(
         edit_events(
             backend,
             req,
-            sampling=sampling,
-            speculate=speculate,
-            drafters=drafters,
-            draft_max=draft_max,
-            cost=FLAT,
-            max_tokens=max_tokens,
-        )  # fmt: skip
+            EditOptions(
+                sampling=sampling,
+                speculate=speculate,
+                drafters=drafters,
+                draft_max=draft_max,
+                cost=FLAT,
+                max_tokens=max_tokens,
+            ),
+        )
     )
     same_run(plain, spec)
 
@@ -164,8 +168,8 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     req = EditRequest(TEXTS[0], "Fix it.", "essay.md")
     for seed in range(25):
         s = Sampling(temperature=1.2, top_p=0.95, seed=seed)
-        plain = last(edit_events(backend, req, sampling=s, speculate="off"))
-        spec = last(edit_events(backend, req, sampling=s, speculate="fixed", draft_max=8))
+        plain = last(edit_events(backend, req, EditOptions(sampling=s, speculate="off")))
+        spec = last(edit_events(backend, req, EditOptions(sampling=s, speculate="fixed", draft_max=8)))
         same_run(plain, spec)
 
 
@@ -199,10 +203,12 @@ def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
     }[suggest]()
     req = EditRequest(source, "Fix the grammar.", name, draft=draft)
     common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias}
-    plain = last(edit_events(backend, req, speculate="off", **common))
+    plain = last(edit_events(backend, req, EditOptions(speculate="off", **common)))
     spec = last(
         edit_events(
-            backend, req, speculate="fixed", drafters=drafters, draft_max=draft_max, cost=FLAT, **common
+            backend,
+            req,
+            EditOptions(speculate="fixed", drafters=drafters, draft_max=draft_max, cost=FLAT, **common),
         )
     )
     same_run(plain, spec)
@@ -214,11 +220,13 @@ def test_keep_bias_moves_the_output_towards_the_file():
     backend = open_backend("reference")
     req = EditRequest(TEXTS[0], "Fix the grammar.", "notes.md")
 
-    def answer(beta, sampling=None):
-        return last(edit_events(backend, req, speculate="off", keep_bias=beta, sampling=sampling)).text
+    def answer(beta, sampling=Sampling()):
+        return last(
+            edit_events(backend, req, EditOptions(speculate="off", keep_bias=beta, sampling=sampling))
+        ).text
 
     hot = Sampling(temperature=1.5, seed=3)
-    assert answer(0.0) == last(edit_events(backend, req, speculate="off")).text
+    assert answer(0.0) == last(edit_events(backend, req, EditOptions(speculate="off"))).text
     assert answer(0.0, hot) != TEXTS[0]  # sampling hot, the model wanders off the file...
     assert answer(1e4, hot) == TEXTS[0]  # ...unless the file's token is all but certain
     assert answer(1e4) == TEXTS[0]
@@ -233,7 +241,10 @@ def test_a_large_keep_bias_writes_the_draft_when_it_is_not_the_file():
     assert draft == "The cat sat on the mat.\nIt was received well.\n"
     req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
     for speculate in ("off", "fixed"):
-        assert last(edit_events(backend, req, speculate=speculate, keep_bias=1e4, cost=FLAT)).text == draft
+        assert (
+            last(edit_events(backend, req, EditOptions(speculate=speculate, keep_bias=1e4, cost=FLAT))).text
+            == draft
+        )
 
 
 def test_a_large_suggestion_bias_writes_what_the_tool_changed_and_no_more():
@@ -244,10 +255,10 @@ def test_a_large_suggestion_bias_writes_what_the_tool_changed_and_no_more():
     text = "Teh cat sat on teh mat.\nIt was recieved well.\n"
     draft = spellcheck(text, "notes.md")
     req = EditRequest(text, "Fix the grammar.", "notes.md", draft=draft)
-    plain = last(edit_events(backend, req, speculate="off")).text
-    sure = last(edit_events(backend, req, speculate="off", keep_bias=0.0, suggest_bias=1e4)).text
+    plain = last(edit_events(backend, req, EditOptions(speculate="off"))).text
+    sure = last(edit_events(backend, req, EditOptions(speculate="off", keep_bias=0.0, suggest_bias=1e4))).text
     assert plain.startswith("Teh") and sure.startswith("The")  # the first suggestion is taken
-    both = last(edit_events(backend, req, speculate="off", keep_bias=1e4, suggest_bias=1e4)).text
+    both = last(edit_events(backend, req, EditOptions(speculate="off", keep_bias=1e4, suggest_bias=1e4))).text
     assert both == draft
 
 

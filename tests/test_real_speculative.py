@@ -18,7 +18,7 @@ import pytest
 
 from pedit import models
 from pedit.backends import open_backend
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.prompt import build_prompt
 from pedit.request import EditRequest
 
@@ -72,8 +72,8 @@ def check_same_or_near_tie(backend, req, plain, spec):
 def test_speculative_equals_plain(backends, kind, task):
     real, (name, instruction) = backends(kind), task
     req = EditRequest((EXAMPLES / name).read_text(), instruction, name)
-    plain = list(edit_events(real, req, speculate="off"))[-1]
-    spec = list(edit_events(real, req, speculate="fixed", draft_max=16))[-1]
+    plain = list(edit_events(real, req, EditOptions(speculate="off")))[-1]
+    spec = list(edit_events(real, req, EditOptions(speculate="fixed", draft_max=16)))[-1]
     check_same_or_near_tie(real, req, plain, spec)
     assert spec.stats.forward_passes < plain.stats.forward_passes
     assert spec.stats.accepted_by_drafter.get("predicted", 0) > 0

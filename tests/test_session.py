@@ -13,7 +13,7 @@ from pedit.app.session import Session, SessionError
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.costmodel import measure
 from pedit.engine.decode import common_prefix
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.prompt import build_prompt
 from pedit.engine.sampling import Sampling
 from pedit.errors import RefusedError
@@ -46,14 +46,14 @@ def test_reusing_the_cache_never_changes_the_output(speculate, cut):
     backend = ReferenceBackend()
     cost = measure(backend)
     req = EditRequest(TEXT, "Fix it.", "a.txt")
-    fresh, _ = last(edit_events(backend, req, speculate=speculate, cost=cost))
+    fresh, _ = last(edit_events(backend, req, EditOptions(speculate=speculate, cost=cost)))
     prompt = build_prompt(backend, req).tokens
     other = build_prompt(backend, EditRequest(TEXT.upper(), "Shout.", "a.txt")).tokens
     # the cache holds a prompt sharing `cut` tokens with this one (or all of it, and more)
     held = prompt[:cut] + other[cut:] if cut < len(prompt) else prompt + [7, 8, 9]
     backend.truncate(0)
     backend.eval(held, n_logits=1)
-    fin, events = last(edit_events(backend, req, speculate=speculate, cost=cost))
+    fin, events = last(edit_events(backend, req, EditOptions(speculate=speculate, cost=cost)))
     assert fin.tokens == fresh.tokens and fin.text == fresh.text
     pre = next(e for e in events if isinstance(e, Prefilled))
     assert pre.reused == min(common_prefix(held, prompt), len(prompt) - 1)
@@ -85,7 +85,7 @@ def test_second_turn_reuses_the_first_and_drafts_from_its_answer():
     # exactly what a fresh backend produces for the same conversation, with plain decoding
     req = s.request("Make it shorter.")
     assert [h.instruction for h in req.history] == ["Fix the grammar."]
-    fresh, _ = last(edit_events(ReferenceBackend(), req, speculate="off"))
+    fresh, _ = last(edit_events(ReferenceBackend(), req, EditOptions(speculate="off")))
     assert events[-1].text == fresh.text == t2.answer
 
 
@@ -144,7 +144,9 @@ def test_cancel_keeps_the_text_and_the_next_turn_is_exact():
     assert len(seen) == 3 and s.pending is None and s.text == TEXT and not s.turns
     run(s, "Fix it.")
     fresh, _ = last(
-        edit_events(ReferenceBackend(), EditRequest(TEXT, "Fix it.", "notes.txt"), speculate="off")
+        edit_events(
+            ReferenceBackend(), EditRequest(TEXT, "Fix it.", "notes.txt"), EditOptions(speculate="off")
+        )
     )
     assert s.pending.answer == fresh.text and s.pending.reused_tokens > 0
 

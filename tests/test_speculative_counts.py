@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from pedit.engine.edit import edit_events
+from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.prompt import build_prompt
 from pedit.request import EditRequest
 from scripted import ScriptedBackend
@@ -23,7 +23,7 @@ def run(target_text: str, k: int, drafters=("predicted",), speculate="fixed"):
     prompt = build_prompt(backend, req)
     backend.prompt_len = len(prompt.tokens)
     backend.target = backend.tokenize(target_text + prompt.fence)
-    events = list(edit_events(backend, req, speculate=speculate, drafters=drafters, draft_max=k))
+    events = list(edit_events(backend, req, EditOptions(speculate=speculate, drafters=drafters, draft_max=k)))
     fin = events[-1]
     assert fin.text == target_text  # the model's text, whatever the drafts
     return fin.stats, len(backend.target), backend
@@ -82,7 +82,7 @@ def test_auto_planner_wastes_little_at_edits(name):
     req = EditRequest(FILE, "Edit it.", "f.txt")
     prompt = build_prompt(backend, req)
     backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(EDITS[name] + prompt.fence)
-    fin = list(edit_events(backend, req, speculate="auto", cost=cpu))[-1]
+    fin = list(edit_events(backend, req, EditOptions(speculate="auto", cost=cpu)))[-1]
     fresh, places = new_tokens(backend, FILE, EDITS[name])
     assert fin.text == EDITS[name]
     assert fin.stats.rejected_prediction_tokens <= 16 * (places + 1)
@@ -98,7 +98,7 @@ def test_plain_step_when_drafts_cannot_pay():
     prompt = build_prompt(backend, req)
     backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(FILE + prompt.fence)
     cost = CostModel.table({1: 1.0, 2: 3.0, 64: 200.0})
-    fin = list(edit_events(backend, req, speculate="auto", cost=cost))[-1]
+    fin = list(edit_events(backend, req, EditOptions(speculate="auto", cost=cost)))[-1]
     assert fin.stats.forward_passes == len(backend.target) + 1  # exactly plain decoding
     assert fin.stats.accepted_prediction_tokens == fin.stats.rejected_prediction_tokens == 0
 
@@ -141,7 +141,9 @@ def test_a_rename_costs_one_rejected_draft_not_one_per_occurrence(speculate, mon
     backend.prompt_len, backend.target = len(prompt.tokens), backend.tokenize(renamed + prompt.fence)
     cpu = CostModel.table({1: 1.0, 2: 2.3, 4: 3.6, 8: 4.5, 16: 5.4, 32: 10.0, 64: 22.0}, 1e-3)
     events = list(
-        edit_events(backend, req, speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+        edit_events(
+            backend, req, EditOptions(speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+        )
     )
     assert events[-1].text == renamed
     assert rejected_drafts(events) == 1  # the first occurrence; every later one is drafted renamed
@@ -155,7 +157,9 @@ def test_a_rename_costs_one_rejected_draft_not_one_per_occurrence(speculate, mon
     monkeypatch.setattr(edit_module, "PredictedOutput", Unlearned)
     backend2 = ScriptedBackend(backend.target, backend.prompt_len)
     plain = list(
-        edit_events(backend2, req, speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+        edit_events(
+            backend2, req, EditOptions(speculate=speculate, cost=cpu, drafters=("predicted",), draft_max=16)
+        )
     )
     # one per occurrence: both planners bet on the file at every one of them
     assert plain[-1].text == renamed and rejected_drafts(plain) == n

@@ -14,16 +14,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
-from ..backends import Backend, count_tokens
+from ..backends import AnyBackend
 from ..engine import likelihood
 from ..engine.costmodel import CostModel
 from ..engine.decode import common_prefix, hold
-from ..engine.edit import DRAFTERS, edit_events
+from ..engine.edit import DRAFTERS, EditOptions, edit_events, local, prompt_size, steers
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
 from ..engine.planner import DRAFT_MAX
 from ..engine.prompt import build_prompt, build_summary_prompt
-from ..engine.remote import remote_size
 from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
@@ -74,7 +73,7 @@ class EngineOptions:
 
 @dataclass(frozen=True)
 class Job:
-    backend: Backend
+    backend: AnyBackend
     template: Template
     instruction: str | None  # what the user typed (refactor, edit)
     options: EngineOptions
@@ -92,7 +91,7 @@ class Job:
     def keep_bias(self) -> float:
         """The keep-bias of this job's runs: the option's, else the template's; none on a
         remote backend (it adds to logits a server does not give)."""
-        if not self.backend.capabilities.logits:
+        if not steers(self.backend):
             return 0.0
         return self.template.bias(self.options.keep_bias)
 
@@ -100,7 +99,7 @@ class Job:
     def suggest_bias(self) -> float | None:
         """The β on what a tool changed in the draft: the option's, else the template's
         (None: the keep-bias there too); none on a remote backend."""
-        if not self.backend.capabilities.logits:
+        if not steers(self.backend):
             return None
         s = self.options.suggest_bias
         return self.template.suggest_bias if s is None else s
@@ -136,7 +135,7 @@ class Job:
         c = self.options.constraint
         if c is not None:
             return replace(c, compact=c.kind == "json" and kind != "rewrite")
-        if not self.backend.capabilities.logits:  # no grammar on a server: the guard parses the answer
+        if not steers(self.backend):  # no grammar on a server: the guard parses the answer
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
@@ -186,22 +185,29 @@ class Job:
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and c is None else None)
         try:
             return edit_events(
-                self.backend, req, max_tokens=limit, sampling=o.sampling, speculate=o.speculate,
-                drafters=o.drafters, draft_max=o.draft_max, cost=o.cost, kind=kind,
-                keep_bias=self.keep_bias, suggest_bias=self.suggest_bias, constraint=c, coalesce=o.coalesce,
-            )  # fmt: skip
+                self.backend,
+                req,
+                EditOptions(
+                    max_tokens=limit,
+                    sampling=o.sampling,
+                    speculate=o.speculate,
+                    drafters=o.drafters,
+                    draft_max=o.draft_max,
+                    cost=o.cost,
+                    kind=kind,
+                    keep_bias=self.keep_bias,
+                    suggest_bias=self.suggest_bias,
+                    constraint=c,
+                    coalesce=o.coalesce,
+                ),
+            )
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None
 
     def budget(self, name: str, kind: str) -> int:
         """Most file tokens one run can take: the prompt around the file, the file, and
         room for the answer (a rewrite about 1.5x the file; a summary SUMMARY_ROOM)."""
-        req = self.request("", name, "part 10 of 10")
-        if self.backend.capabilities.logits:
-            build = build_summary_prompt if kind == "summary" else build_prompt
-            overhead = len(build(self.backend, req).tokens) + 16
-        else:
-            overhead = remote_size(self.backend, req, kind) + 16
+        overhead = prompt_size(self.backend, self.request("", name, "part 10 of 10"), kind) + 16
         room = self.backend.n_ctx - overhead
         return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
 
@@ -209,10 +215,10 @@ class Job:
         budget = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
-        size = count_tokens(self.backend, text)
+        size = self.backend.count_tokens(text)
 
         def count(s: str) -> int:
-            return count_tokens(self.backend, s)
+            return self.backend.count_tokens(s)
 
         limit = self.template.chunk_tokens if self.chunk_tokens is None else self.chunk_tokens
         if limit and size > limit:  # smaller runs, lines kept whole
@@ -230,8 +236,8 @@ class Job:
         confusion-set swaps are scored first (`scored`; the scoring's reading of the
         prompt, and its time and passes, count as the run's prefill)."""
         t0, passes = time.perf_counter(), 0
-        local = self.backend.capabilities.logits
-        if local:  # the prompt's start, read alone: from memory or disk, else read (and saved)
+        on_here = local(self.backend)
+        if on_here:  # the prompt's start, read alone: from memory or disk, else read (and saved)
             prompt = (build_summary_prompt if kind == "summary" else build_prompt)(self.backend, req).tokens
             stem = self.stem(prompt, kind)[: len(prompt) - 1]
             # nothing after it is reused: what ran before (another paragraph, another file)
@@ -247,7 +253,7 @@ class Job:
             if got is not None:  # what it kept of the cache (less: it read some of it again)
                 cached, passes = min(cached, got.kept), passes + got.passes
         events = self._events(req, kind, whole)
-        if local:  # the figures count what ran before the run's own prefill
+        if on_here:  # the figures count what ran before the run's own prefill
             events = _counted(events, time.perf_counter() - t0, passes, cached)
         try:
             fin = render(events, label)

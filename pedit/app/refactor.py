@@ -33,6 +33,7 @@ import contextlib
 from dataclasses import replace
 from pathlib import PurePath
 
+from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
 from . import intent as intents
@@ -51,7 +52,7 @@ def read(instruction: str | None, job=None) -> Intent:
     """The intent: the patterns', else (given a job with a local model and a vague
     instruction) the model's own reading, under intent.SCHEMA."""
     found = intents.parse(instruction)
-    if job is None or not intents.vague(instruction, found) or not job.backend.capabilities.logits:
+    if job is None or not intents.vague(instruction, found) or not local(job.backend):
         return found
     return _ask(job, instruction or "")
 

@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from ..backends import Backend
+from ..backends import AnyBackend
 from ..engine.costmodel import CostModel
-from ..engine.edit import edit_events
-from ..engine.prompt import REWRITE_SYSTEM, build_prompt
-from ..engine.remote import remote_size
-from ..events import Event, Finished, Prefilled, Stats, TextReceived, TokenGenerated, TokensAccepted
+from ..engine.decode import PromptTooLong
+from ..engine.edit import EditOptions, edit_events, local, prompt_size, steers
+from ..engine.prompt import REWRITE_SYSTEM
+from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
 from .jobs import EngineOptions, incomplete, json_grammar
@@ -38,10 +38,17 @@ class TurnResult:
     instruction: str
     before: str  # the working text the turn rewrote
     answer: str  # the model's whole answer (the file it wrote)
-    stats: Stats
+    stats: Stats  # the engine's figures (prompt tokens, those found in the cache, ...)
     first_token_seconds: float  # from the start of the turn to its first token
-    reused_tokens: int  # prompt tokens found in the backend's cache
-    prompt_tokens: int
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.stats.prompt_tokens
+
+    @property
+    def reused_tokens(self) -> int:
+        """Prompt tokens found in the backend's cache (what the turns before left there)."""
+        return self.stats.cached_tokens
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class Session:
 
     def __init__(
         self,
-        backend: Backend,
+        backend: AnyBackend,
         text: str,
         filename: str = "",
         *,
@@ -80,7 +87,9 @@ class Session:
         turns = self._done[self._from :]
         history = tuple(a.exchange for a in turns)
         start = turns[0].before if turns else ""
-        req = EditRequest(self.text, instruction, self.filename, self.system, history, start)
+        req = EditRequest(
+            self.text, instruction, self.filename, system=self.system, history=history, start=start
+        )
         if history and self._prompt_size(req) > self.backend.n_ctx // 2:
             req = replace(req, history=(), start="")  # too long: start again from the working text
         return req
@@ -93,54 +102,48 @@ class Session:
         if not instruction.strip():
             raise SessionError("type an instruction")
         req = self.request(instruction)
-        remote = not self.backend.capabilities.logits
-        prompt = [] if remote else build_prompt(self.backend, req).tokens
-        size = self._prompt_size(req) if remote else len(prompt)
-        if size >= self.backend.n_ctx:
-            raise SessionError(
-                f"{self.filename or 'the file'} takes {size} tokens with the prompt, more than the"
-                f" model's context ({self.backend.n_ctx}); use the pedit command, which works in chunks"
-            )
         if not req.history:
             self._from = len(self._done)  # a new conversation (or the old one was too long)
-        if self.options.cost is None and self.options.speculate == "auto" and not remote:
+        if self.options.cost is None and self.options.speculate == "auto" and local(self.backend):
             self.options = replace(self.options, cost=measure_cost(self.backend))
-        o = self.options
         t0 = time.perf_counter()
-        first = reused = None
-        finished: Finished | None = None
-        events = edit_events(
-            self.backend, req, max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate,
-            drafters=o.drafters, draft_max=o.draft_max, cost=o.cost,
-            keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
-            constraint=json_grammar(req.text, self.filename) if o.json_auto and not remote else None,
-        )  # fmt: skip
-        for event in events:
-            if isinstance(event, Prefilled):
-                reused = event.reused
-            elif first is None and isinstance(event, TokenGenerated | TokensAccepted | TextReceived):
-                first = time.perf_counter() - t0
-            elif isinstance(event, Finished):
-                finished = event
-            yield event
-            if cancelled():
-                events.close()
-                break
+        first = finished = None
+        try:
+            events = edit_events(self.backend, req, self._options(req))
+            for event in events:
+                if first is None and isinstance(event, TokenGenerated | TokensAccepted | TextReceived):
+                    first = time.perf_counter() - t0
+                elif isinstance(event, Finished):
+                    finished = event
+                yield event
+                if cancelled():
+                    events.close()
+                    break
+        except PromptTooLong as exc:  # found by the engine before the prompt is read
+            raise SessionError(
+                f"{self.filename or 'the file'} takes {exc.n_new} tokens with the prompt, more than the"
+                f" model's context ({exc.n_ctx}); use the pedit command, which works in chunks"
+            ) from None
         if finished is None:
             return
         incomplete(self.filename or "the file", req.text, finished)  # never offered as a rewrite
-        result = TurnResult(
-            instruction, self.text, finished.text, finished.stats,
-            first if first is not None else time.perf_counter() - t0, reused or 0, len(prompt),
-        )  # fmt: skip
+        took = first if first is not None else time.perf_counter() - t0
+        result = TurnResult(instruction, self.text, finished.text, finished.stats, took)
         self.turns.append(result)
         self.pending = result
 
+    def _options(self, req: EditRequest) -> EditOptions:
+        o = self.options
+        json = json_grammar(req.text, self.filename) if o.json_auto and steers(self.backend) else None
+        return EditOptions(
+            max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate, drafters=o.drafters,
+            draft_max=o.draft_max, cost=o.cost, keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
+            constraint=json,
+        )  # fmt: skip
+
     def _prompt_size(self, req: EditRequest) -> int:
         """The prompt's tokens (a remote backend's estimate: engine/remote.py)."""
-        if self.backend.capabilities.logits:
-            return len(build_prompt(self.backend, req).tokens)
-        return remote_size(self.backend, req, "rewrite")
+        return prompt_size(self.backend, req, "rewrite")
 
     # --- the answer ----------------------------------------------------------------------
 
@@ -188,7 +191,7 @@ class Session:
     def mark_saved(self) -> None:
         self.saved = self.text
 
-    def switch_backend(self, backend: Backend, cost: CostModel | None = None) -> None:
+    def switch_backend(self, backend: AnyBackend, cost: CostModel | None = None) -> None:
         """Another model (its own cache: nothing of the old one is reused)."""
         self.backend = backend
         self.options = replace(self.options, cost=cost)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..app.calibration import cpu_name, usable_cores
 from ..engine.costmodel import CostModel, measure
-from ..engine.edit import edit_events
+from ..engine.edit import EditOptions, edit_events
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.sampling import Sampling
 from .corpus import Task
@@ -201,7 +201,9 @@ def _pedit_run(
     # near-tie, and the configurations would not be compared on the same reading
     backend.truncate(0)
     events = edit_events(
-        backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.kind, sampling=sampling, **config
+        backend,
+        req,
+        EditOptions(max_tokens=task.max_tokens, cost=cost, kind=task.kind, sampling=sampling, **config),
     )
     finished = drain(events)
     s = finished.stats

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 
 from ..app.templates import BUILTIN
 from ..engine.costmodel import CostModel, measure
-from ..engine.edit import edit_events
+from ..engine.edit import EditOptions, edit_events
 from ..engine.grammar import Constraint
 from ..engine.prompt import SUMMARY_SYSTEM, build_prompt, build_summary_prompt
 from ..events import drain
@@ -157,9 +157,16 @@ def _pedit(backend, task, req, name, cost, rep) -> tuple[tuple[int, ...], Struct
     config = dict(CONFIGS[name])
     constrained = config.pop("constrained", True)
     events = edit_events(
-        backend, req, max_tokens=task.max_tokens, cost=cost, kind=task.answer_kind,
-        constraint=task.constraint() if constrained else None, **config,
-    )  # fmt: skip
+        backend,
+        req,
+        EditOptions(
+            max_tokens=task.max_tokens,
+            cost=cost,
+            kind=task.answer_kind,
+            constraint=task.constraint() if constrained else None,
+            **config,
+        ),
+    )
     fin = drain(events)
     s = fin.stats
     run = StructuredRun(

@@ -9,16 +9,14 @@ and the n-gram drafter fill in where the output departs from it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from ..backends import Backend
+from ..backends import AnyBackend, Backend
 from ..events import Event
 from ..request import EditRequest
 from .constrained import GrammarRule
 from .costmodel import CostModel, measure
-from .decode import DecodeOptions, generate
+from .decode import DecodeOptions, PromptTooLong, generate
 from .drafters.compose import Composite, priors
 from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
@@ -27,12 +25,33 @@ from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias, suggested
 from .planner import DRAFT_MAX, Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
-from .remote import remote_generate
+from .remote import remote_generate, remote_size
 from .sampling import Sampling
 from .speculative import FREE, Drafting, speculative_generate
 
 DRAFTERS = ("predicted", "lookup", "ngram")
 SPECULATE = ("auto", "fixed", "off")
+
+
+def local(backend: AnyBackend) -> bool:
+    """Which loop this backend runs, the one place that asks: a LocalBackend's (tokens and
+    logits here: drafts verified, a keep-bias, a grammar, a cached prompt start) or a
+    RemoteBackend's (text from a server: engine/remote.py)."""
+    return backend.capabilities.logits
+
+
+def steers(backend: AnyBackend) -> bool:
+    """Can a run on this backend bias or mask the model's next token (a keep-bias, a
+    grammar)? Only where the logits are: a local backend."""
+    return local(backend)
+
+
+def prompt_size(backend: AnyBackend, req: EditRequest, kind: str) -> int:
+    """The prompt's tokens: counted on a local backend, estimated for a server's."""
+    if local(backend):
+        build = build_summary_prompt if kind == "summary" else build_prompt
+        return len(build(backend, req).tokens)
+    return remote_size(backend, req, kind)
 
 
 def default_max_tokens(backend: Backend, text: str) -> int:
@@ -68,85 +87,102 @@ def _keep_bias(backend, req: EditRequest, prompt: Prompt, keep_bias: float, sugg
     return KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
 
 
+@dataclass(frozen=True, kw_only=True)
+class EditOptions:
+    """How one answer is decoded: the engine's options (app.jobs builds them per run from
+    the settings: app.config.Settings.engine_options).
+
+    kind: "rewrite" (the file, primed, until the closing fence) or "summary" (new text
+    about the file: no predicted draft). speculate: "off" (plain decoding), "fixed" (verify
+    every draft up to draft_max), "auto" (the planner picks k from `cost`, measured now if
+    not given). keep_bias: β added to the logit of the file's next token (keepbias.py; a
+    rewrite only), the same for every speculate mode; suggest_bias: the β on the draft's
+    tokens a tool changed (req.draft against req.text; None: keep_bias there too).
+    constraint: what the answer must match (a rewrite: the file's text, before its closing
+    fence); coalesce: forced tokens cost no pass of their own (speculative.py)."""
+
+    kind: str = "rewrite"
+    max_tokens: int | None = None  # None: room for the answer (default_max_tokens)
+    sampling: Sampling = field(default_factory=Sampling)
+    speculate: str = "auto"
+    drafters: Sequence[str] = DRAFTERS
+    draft_max: int = DRAFT_MAX
+    cost: CostModel | None = None
+    keep_bias: float = 0.0
+    suggest_bias: float | None = None
+    constraint: Constraint | None = None
+    coalesce: bool = True
+
+    def __post_init__(self):
+        if self.speculate not in SPECULATE:
+            raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
+        if self.kind not in ("rewrite", "summary"):
+            raise ValueError("kind must be rewrite or summary")
+
+
 def edit_events(
-    backend: Backend,
-    req: EditRequest,
-    *,
-    max_tokens: int | None = None,
-    sampling: Sampling | None = None,
-    speculate: str = "auto",
-    drafters: Sequence[str] = DRAFTERS,
-    draft_max: int = DRAFT_MAX,
-    cost: CostModel | None = None,
-    rng: np.random.Generator | None = None,
-    kind: str = "rewrite",
-    keep_bias: float = 0.0,
-    suggest_bias: float | None = None,
-    constraint: Constraint | None = None,
-    coalesce: bool = True,
+    backend: AnyBackend, req: EditRequest, options: EditOptions = EditOptions(), *, rng=None
 ) -> Iterator[Event]:
-    """Events of one rewrite (kind "rewrite": the file, primed, until the closing fence) or
-    of new text about the file (kind "summary": no predicted draft). speculate: "off"
-    (plain decoding), "fixed" (verify every draft up to draft_max), "auto" (the planner
-    picks k from `cost`, measured now if not given). The prefix the prompt shares with
-    what the backend's cache holds (a session's previous turn, a file's previous
-    paragraph: backend.held) is kept (decode.prefill).
-    keep_bias: β added to the logit of the file's next token (keepbias.py; a rewrite only),
-    the same for every speculate mode; suggest_bias: the β on the draft's tokens that a
-    tool changed (req.draft against req.text; None: keep_bias there too). constraint:
-    what the answer must match (a rewrite:
-    the file's text, before its closing fence); coalesce: forced tokens cost no pass of
-    their own (constrained.py), with or without drafts."""
-    if speculate not in SPECULATE:
-        raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
-    if not backend.capabilities.logits:
-        return _remote(backend, req, kind, max_tokens, sampling or Sampling(), constraint)
-    if kind == "summary":
+    """Events of one answer about `req`: a local backend's loop (speculative.py, or plain
+    decoding), or a server's (remote.py). The prefix the prompt shares with what the
+    backend's cache holds (a session's previous turn, a file's previous paragraph:
+    backend.held) is kept (decode.prefill). rng: the draws' Generator (default: seeded
+    with options.sampling.seed)."""
+    if not local(backend):
+        return _remote(backend, req, options)
+    o = options
+    if o.kind == "summary":
         prompt, until = build_summary_prompt(backend, req), None
-        drafters = [d for d in drafters if d != "predicted"] or ["lookup", "ngram"]
+        drafters = [d for d in o.drafters if d != "predicted"] or ["lookup", "ngram"]
+        keep = None
     else:
-        prompt = build_prompt(backend, req)
+        prompt, drafters = build_prompt(backend, req), o.drafters
         until = FenceStream(prompt.fence, req.text)
+        keep = _keep_bias(backend, req, prompt, o.keep_bias, o.suggest_bias)
     room = max(1, backend.n_ctx - len(prompt.tokens))
-    limit = max_tokens or min(default_max_tokens(backend, req.text), room)
-    options = DecodeOptions(limit, sampling or Sampling())
-    keep = _keep_bias(backend, req, prompt, keep_bias, suggest_bias) if kind != "summary" else None
+    decode = DecodeOptions(o.max_tokens or min(default_max_tokens(backend, req.text), room), o.sampling)
     rule = FREE
-    if constraint is not None:
-        text = grammar(constraint, after="" if until is None else "\n" + prompt.fence)
+    if o.constraint is not None:
+        text = grammar(o.constraint, after="" if until is None else "\n" + prompt.fence)
         rule = GrammarRule(Matcher(tokenizer_for(backend), text))
-    if speculate == "off":
-        if rule is FREE:
-            return generate(backend, prompt.tokens, options, until=until, rng=rng, keep=keep)
-        return speculative_generate(
-            backend, prompt.tokens, options, rule=rule, coalesce=coalesce, until=until, rng=rng, keep=keep
-        )
+    common = {"until": until, "rng": rng, "keep": keep}
+    if o.speculate == "off" and rule is FREE:
+        return generate(backend, prompt.tokens, decode, **common)
+    drafting, cost = None, o.cost
+    if o.speculate != "off":
+        drafting, cost = _drafting(backend, prompt, drafters, o)
+    return speculative_generate(
+        backend, prompt.tokens, decode, drafting, rule=rule, coalesce=o.coalesce, cost=cost, **common
+    )
+
+
+def _drafting(backend: Backend, prompt: Prompt, drafters: Sequence[str], o: EditOptions):
+    """(Drafting, cost model): the drafters by name, and the planner: every draft up to
+    draft_max ("fixed"), or k chosen from the cost model, measured now if not given."""
     chosen = make_drafters(drafters, prompt, backend.token_bytes)
     acceptance = Acceptance(priors(chosen))
     composite = Composite(chosen, acceptance.expected, primary=chosen[0].name == "predicted")
-    if speculate == "fixed":
+    cost = o.cost
+    if o.speculate == "fixed":
         planner = FixedPlanner()
     else:
-        if cost is None:
-            cost = measure(backend)
+        cost = cost if cost is not None else measure(backend)
         planner = CostPlanner(cost, acceptance)
-    drafting = Drafting(composite, planner, acceptance, draft_max)
-    return speculative_generate(
-        backend, prompt.tokens, options, drafting, rule=rule, coalesce=coalesce, cost=cost, until=until,
-        rng=rng, keep=keep,
-    )  # fmt: skip
+    return Drafting(composite, planner, acceptance, o.draft_max), cost
 
 
-def _remote(
-    backend, req: EditRequest, kind: str, max_tokens, sampling: Sampling, constraint
-) -> Iterator[Event]:
+def _remote(backend, req: EditRequest, o: EditOptions) -> Iterator[Event]:
     """A server that returns text (engine/remote.py): it drafts from the file, if it can;
-    no grammar and no keep-bias, which need the logits."""
-    if constraint is not None:
+    no grammar and no keep-bias, which need the logits. A prompt the server's context
+    cannot take (estimated) is refused as a local one is, before anything is sent."""
+    if o.constraint is not None:
         raise GrammarError(
             "needs a local backend (llama.cpp or transformers): a server gives no logits to mask"
         )
-    limit = max_tokens or max(1, min(2 * backend.count_tokens(req.text) + 1024, backend.n_ctx // 2))
-    s = sampling
-    return remote_generate(backend, req, kind=kind, max_tokens=limit, temperature=s.temperature,
+    size = remote_size(backend, req, o.kind)
+    if size >= backend.n_ctx:
+        raise PromptTooLong(0, size, backend.n_ctx)
+    limit = o.max_tokens or max(1, min(2 * backend.count_tokens(req.text) + 1024, backend.n_ctx // 2))
+    s = o.sampling
+    return remote_generate(backend, req, kind=o.kind, max_tokens=limit, temperature=s.temperature,
                            top_p=s.top_p, seed=s.seed)  # fmt: skip
