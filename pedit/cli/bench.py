@@ -1,4 +1,10 @@
-"""`pedit bench`: the benchmark command (the work is in pedit/bench/)."""
+"""`pedit bench`: the benchmark command (the work is in pedit/bench/).
+
+The options become one BenchOptions, handed whole to the mode asked for: the speed suite
+(the default), --quality, --structured or --e2e. Each mode has the same three steps: its
+data (measured here, or --from saved runs merged), shown (--json, or the goals), and its
+report written (--markdown: _write_report).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ import datetime
 import json
 import shlex
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -17,93 +25,130 @@ QUALITY_CONFIGS = ",".join(
     ["spellcheck", "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b+plain", "qwen2.5-coder-0.5b"]
     + ["qwen2.5-coder-0.5b@transformers"]
 )
+KINDS = ("llama.cpp", "transformers", "reference")  # the backends bench measures
+
+# The options, one alias each (as cli/options.py), in the order --help lists them.
+Quick = Annotated[
+    bool, typer.Option(help="The quick subset of tasks, 1 repeat, llama.cpp only.", show_default=False)
+]
+Quality = Annotated[
+    bool,
+    typer.Option(
+        help="Score the edits instead: every task with a known answer, on --configs (docs/quality.md).",
+        show_default=False,
+    ),
+]
+Structured = Annotated[
+    bool,
+    typer.Option(
+        help="Measure structured output instead: JSON edits, extraction into schemas and a regex "
+        "task, constrained, coalesced and drafted, against the peers (docs/structured-bench.md).",
+        show_default=False,
+    ),
+]
+EndToEnd = Annotated[
+    bool,
+    typer.Option(
+        "--e2e",
+        help="Time the default commands end to end instead: a new process per run, the default "
+        "model, against --speculate off and llama-cpp-python's prompt lookup (docs/e2e.md).",
+        show_default=False,
+    ),
+]
+Configs = Annotated[
+    str | None,
+    typer.Option(
+        help="With --quality: comma-separated MODEL[@BACKEND][+VARIANT], or spellcheck. "
+        f"[default: {QUALITY_CONFIGS}]"
+    ),
+]
+TaskIds = Annotated[
+    str | None,
+    typer.Option("--tasks", help="Only the tasks whose id contains one of these (comma-separated)."),
+]
+Backends = Annotated[
+    str | None, typer.Option(help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
+]
+Model = Annotated[
+    str | None,
+    typer.Option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-1.5b]"),
+]
+Repeats = Annotated[
+    int | None,
+    typer.Option(min=0, help="Runs of each config. [default: 2; --quick: 1; 0: only the --seeds check]"),
+]
+Seeds = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Also sample (T=0.7, top-p 0.95) with this many seeds, plain and pedit, and compare the "
+        "outputs.",
+    ),
+]
+NoPeers = Annotated[
+    bool,
+    typer.Option(help="Skip llama-cpp-python's and transformers' own prompt lookup.", show_default=False),
+]
+NCtx = Annotated[int, typer.Option(min=256)]
+Threads = Annotated[int | None, typer.Option(min=1, help="CPU threads. [default: all usable]")]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print the runs and ratios as JSON (no table).", show_default=False)
+]
+Markdown = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False,
+        help="Write the report here (docs/benchmarks.md), its chart beside it (.png) and the raw runs "
+        "(.json).",
+    ),
+]
+FromJson = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--from",
+        dir_okay=False,
+        exists=True,
+        help="Render saved runs (the .json --markdown writes; repeat to merge, e.g. one per backend).",
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchOptions:
+    """What the command was asked (the mode aside), handed whole to the mode that runs."""
+
+    quick: bool = False
+    configs: str | None = None  # --quality's; None: QUALITY_CONFIGS
+    task_ids: str | None = None  # --tasks
+    backends: str | None = None  # comma-separated; None: the mode's default
+    model: str | None = None  # None: models.DEFAULT_MODEL
+    repeats: int | None = None  # None: the mode's default
+    seeds: int = 0
+    with_peers: bool = True  # not --no-peers
+    n_ctx: int = 4096
+    threads: int | None = None
+    as_json: bool = False
+    markdown: Path | None = None
+    from_json: tuple[Path, ...] = ()  # --from: saved runs to render instead of measuring
 
 
 def bench_command(
-    quick: Annotated[
-        bool, typer.Option(help="The quick subset of tasks, 1 repeat, llama.cpp only.", show_default=False)
-    ] = False,
-    quality: Annotated[
-        bool,
-        typer.Option(
-            help="Score the edits instead: every task with a known answer, on --configs (docs/quality.md).",
-            show_default=False,
-        ),
-    ] = False,
-    structured: Annotated[
-        bool,
-        typer.Option(
-            help="Measure structured output instead: JSON edits, extraction into schemas and a regex "
-            "task, constrained, coalesced and drafted, against the peers (docs/structured-bench.md).",
-            show_default=False,
-        ),
-    ] = False,
-    e2e: Annotated[
-        bool,
-        typer.Option(
-            "--e2e",
-            help="Time the default commands end to end instead: a new process per run, the default "
-            "model, against --speculate off and llama-cpp-python's prompt lookup (docs/e2e.md).",
-            show_default=False,
-        ),
-    ] = False,
-    configs: Annotated[
-        str | None,
-        typer.Option(
-            help="With --quality: comma-separated MODEL[@BACKEND][+VARIANT], or spellcheck. "
-            f"[default: {QUALITY_CONFIGS}]"
-        ),
-    ] = None,
-    task_ids: Annotated[
-        str | None,
-        typer.Option("--tasks", help="Only the tasks whose id contains one of these (comma-separated)."),
-    ] = None,
-    backends: Annotated[
-        str | None,
-        typer.Option(help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]"),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option("-m", "--model", help="The model for every backend. [default: qwen2.5-coder-1.5b]"),
-    ] = None,
-    repeats: Annotated[
-        int | None,
-        typer.Option(min=0, help="Runs of each config. [default: 2; --quick: 1; 0: only the --seeds check]"),
-    ] = None,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Also sample (T=0.7, top-p 0.95) with this many seeds, plain and pedit, and compare the "
-            "outputs.",
-        ),
-    ] = 0,
-    no_peers: Annotated[
-        bool,
-        typer.Option(help="Skip llama-cpp-python's and transformers' own prompt lookup.", show_default=False),
-    ] = False,
-    n_ctx: Annotated[int, typer.Option(min=256)] = 4096,
-    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads. [default: all usable]")] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the runs and ratios as JSON (no table).", show_default=False)
-    ] = False,
-    markdown: Annotated[
-        Path | None,
-        typer.Option(
-            dir_okay=False,
-            help="Write the report here (docs/benchmarks.md), its chart beside it (.png) and the raw runs "
-            "(.json).",
-        ),
-    ] = None,
-    from_json: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--from",
-            dir_okay=False,
-            exists=True,
-            help="Render saved runs (the .json --markdown writes; repeat to merge, e.g. one per backend).",
-        ),
-    ] = None,
+    quick: Quick = False,
+    quality: Quality = False,
+    structured: Structured = False,
+    e2e: EndToEnd = False,
+    configs: Configs = None,
+    task_ids: TaskIds = None,
+    backends: Backends = None,
+    model: Model = None,
+    repeats: Repeats = None,
+    seeds: Seeds = 0,
+    no_peers: NoPeers = False,
+    n_ctx: NCtx = 4096,
+    threads: Threads = None,
+    as_json: AsJson = False,
+    markdown: Markdown = None,
+    from_json: FromJson = None,
 ):
     """Measure pedit against plain decoding and the peers on the bundled edit tasks.
 
@@ -115,218 +160,253 @@ def bench_command(
     """
     from rich.console import Console
 
+    options = BenchOptions(
+        quick=quick, configs=configs, task_ids=task_ids, backends=backends, model=model, repeats=repeats,
+        seeds=seeds, with_peers=not no_peers, n_ctx=n_ctx, threads=threads, as_json=as_json,
+        markdown=markdown, from_json=tuple(from_json or ()),
+    )  # fmt: skip
+    mode = _quality if quality else _e2e if e2e else _structured if structured else _speed
+    mode(options, Console(stderr=True))
+
+
+def _speed(options: BenchOptions, err) -> None:
+    """Plain decoding, pedit's drafters and the peers, timed (docs/benchmarks.md)."""
     from ..bench import report
-    from ..bench.corpus import load_tasks, select
 
-    err = Console(stderr=True)
-    from_json = from_json or []
-    if quality:
-        return _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err)
-    if e2e:
-        return _e2e(task_ids, repeats, no_peers, as_json, markdown, from_json, err)
-    if structured:
-        options = (task_ids, backends, model, repeats, not no_peers, n_ctx, threads)
-        return _structured(options, as_json, markdown, from_json, err)
-    if from_json:
-        data = report.merge([json.loads(p.read_text()) for p in from_json])
-    else:
-        tasks = select(load_tasks(), quick=quick, ids=task_ids)
-        if not tasks:
-            raise UsageError(f"no task matches {task_ids!r}")
-        kinds = (backends or ("llama.cpp" if quick else "llama.cpp,transformers")).split(",")
-        repeats = (1 if quick else 2) if repeats is None else repeats
-        if repeats == 0 and seeds == 0:
-            raise UsageError("--repeats 0 runs only the sampling check: give --seeds N too")
-        data = _run(tasks, kinds, model, repeats, seeds, not no_peers, n_ctx, threads, err)
-    if as_json:
-        typer.echo(json.dumps(data, indent=1))
-    else:
-        out = Console()
-        for d in data["results"]:
-            out.print(report.rich_table(report.BackendResult.from_dict(d)))
-            categories = {t["id"]: t["category"] for t in data["tasks"]}
-            repeated = report.repeated_edit_tasks(data["tasks"])
-            for goal, measured, met in report.goals(report.BackendResult.from_dict(d), categories, repeated):
-                out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
-    if markdown:
-        _write_report(markdown, data, report, err)
+    data = report.merge(_saved(options)) if options.from_json else _speed_runs(options, err)
+    _show_and_write(data, options, report, err, _speed_goals)
 
 
-def _run(tasks, kinds, model, repeats, seeds, with_peers, n_ctx, threads, err) -> dict:
+def _speed_runs(options: BenchOptions, err) -> dict:
     from dataclasses import asdict
 
     from .. import models
+    from ..bench.corpus import load_tasks, select
     from ..bench.run import machine, run_backend
-    from ..ui.render import RichReporter
 
-    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    results = []
-    reporter = RichReporter(err)
-    for kind in kinds:
-        if kind not in ("llama.cpp", "transformers", "reference"):
-            raise UsageError(f"unknown backend {kind!r}")
-        spec = model or models.DEFAULT_MODEL
-        options = {"n_ctx": n_ctx, "n_threads": threads} if kind != "reference" else {}
-        backend = models.load(spec, kind, reporter, **options)
-        try:
-            with err.status("") as status:
-                result = run_backend(
-                    backend, spec if kind != "reference" else "reference", tasks, repeats,
-                    with_peers=with_peers, seeds=seeds, progress=lambda s: status.update(s),
-                )  # fmt: skip
-        finally:
-            backend.close()
-        results.append(result.to_dict())
+    tasks = select(load_tasks(), quick=options.quick, ids=options.task_ids)
+    if not tasks:
+        raise UsageError(f"no task matches {options.task_ids!r}")
+    kinds = (options.backends or ("llama.cpp" if options.quick else "llama.cpp,transformers")).split(",")
+    repeats = (1 if options.quick else 2) if options.repeats is None else options.repeats
+    if repeats == 0 and options.seeds == 0:
+        raise UsageError("--repeats 0 runs only the sampling check: give --seeds N too")
+    spec = options.model or models.DEFAULT_MODEL
+    started = _now()
+
+    def work(kind, backend, progress) -> dict:
+        result = run_backend(
+            backend, spec if kind != "reference" else "reference", tasks, repeats,
+            with_peers=options.with_peers, seeds=options.seeds, progress=progress,
+        )  # fmt: skip
+        return result.to_dict()
+
+    results = _each_backend(kinds, spec, options, err, work)
     return {
-        "command": _command(),
-        "started": started,
-        "machine": machine(),
-        "repeats": repeats,
-        "seeds": seeds,
-        "tasks": [asdict(t) for t in tasks],
-        "results": results,
-    }
+        "command": _command(), "started": started, "machine": machine(), "repeats": repeats,
+        "seeds": options.seeds, "tasks": [asdict(t) for t in tasks], "results": results,
+    }  # fmt: skip
 
 
-def _quality(configs, quick, task_ids, n_ctx, threads, as_json, markdown, from_json, err) -> None:
-    from dataclasses import asdict
+def _speed_goals(data: dict, out) -> None:
+    """Per backend: its table of speedups, then each goal, met or not."""
+    from ..bench import report
 
-    from rich.console import Console
-
-    from .. import models
-    from ..bench import quality_report as qr
-    from ..bench.corpus import load_tasks, select
-    from ..bench.quality_run import Config, QualityRun, run_all, scored
-    from ..bench.run import machine
-    from ..ui.render import RichReporter
-
-    if from_json:
-        data = qr.merge([json.loads(p.read_text()) for p in from_json])
-    else:
-        tasks = [t for t in select(load_tasks(), quick=quick, ids=task_ids) if scored(t)]
-        if not tasks:
-            raise UsageError(f"no scored task matches {task_ids!r}")
-        try:
-            chosen = [Config.parse(c.strip()) for c in (configs or QUALITY_CONFIGS).split(",") if c.strip()]
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-        reporter = RichReporter(err)
-
-        def load(config):
-            options = {"n_ctx": n_ctx, "n_threads": threads}
-            return models.load(config.model, config.backend, reporter, **options)
-
-        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        with err.status("") as status:
-            runs = run_all(chosen, tasks, load=load, progress=lambda s: status.update(s))
-        data = {
-            "kind": "quality", "command": _command(), "started": started, "machine": machine(),
-            "default": models.DEFAULT_MODEL, "tasks": [asdict(t) for t in tasks],
-            "runs": [asdict(r) for r in runs],
-        }  # fmt: skip
-    if as_json:
-        typer.echo(json.dumps(data, indent=1))
-    else:
-        runs = [QualityRun(**r) for r in data["runs"]]
-        out = Console()
-        out.print(qr.rich_table(runs))
-        heldout = {t["id"] for t in data["tasks"] if t.get("heldout")}
-        for goal, measured, met in qr.goals(runs, data.get("default"), heldout):
+    categories = {t["id"]: t["category"] for t in data["tasks"]}
+    repeated = report.repeated_edit_tasks(data["tasks"])
+    for d in data["results"]:
+        result = report.BackendResult.from_dict(d)
+        out.print(report.rich_table(result))
+        for goal, measured, met in report.goals(result, categories, repeated):
             out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
-    if markdown:
-        _write_report(markdown, data, qr, err)
 
 
-def _structured(options, as_json, markdown, from_json, err) -> None:
+def _quality(options: BenchOptions, err) -> None:
+    """Every task with a known answer, scored, on each of --configs (docs/quality.md)."""
+    from ..bench import quality_report as qr
+
+    data = qr.merge(_saved(options)) if options.from_json else _quality_runs(options, err)
+    _show_and_write(data, options, qr, err, _quality_goals)
+
+
+def _quality_runs(options: BenchOptions, err) -> dict:
     from dataclasses import asdict
 
-    from rich.console import Console
+    from .. import models
+    from ..bench.corpus import load_tasks, select
+    from ..bench.quality_run import Config, run_all, scored
+    from ..bench.run import machine
+
+    tasks = [t for t in select(load_tasks(), quick=options.quick, ids=options.task_ids) if scored(t)]
+    if not tasks:
+        raise UsageError(f"no scored task matches {options.task_ids!r}")
+    names = [c.strip() for c in (options.configs or QUALITY_CONFIGS).split(",") if c.strip()]
+    try:
+        chosen = [Config.parse(name) for name in names]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    sizes = {"n_ctx": options.n_ctx, "n_threads": options.threads}  # on every backend, reference too
+    started = _now()
+    with err.status("") as status:
+        runs = run_all(
+            chosen, tasks, load=lambda config: _load(config.model, config.backend, err, **sizes),
+            progress=lambda s: status.update(s),
+        )  # fmt: skip
+    return {
+        "kind": "quality", "command": _command(), "started": started, "machine": machine(),
+        "default": models.DEFAULT_MODEL, "tasks": [asdict(t) for t in tasks],
+        "runs": [asdict(r) for r in runs],
+    }  # fmt: skip
+
+
+def _quality_goals(data: dict, out) -> None:
+    """The table of scores per configuration, then each goal, met or not."""
+    from ..bench import quality_report as qr
+    from ..bench.quality_run import QualityRun
+
+    runs = [QualityRun(**r) for r in data["runs"]]
+    out.print(qr.rich_table(runs))
+    heldout = {t["id"] for t in data["tasks"] if t.get("heldout")}
+    for goal, measured, met in qr.goals(runs, data.get("default"), heldout):
+        out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
+
+
+def _structured(options: BenchOptions, err) -> None:
+    """Structured output, constrained, coalesced and drafted, and the peers (docs/structured-bench.md)."""
+    from ..bench import structured_report as sr
+
+    data = sr.merge(_saved(options)) if options.from_json else _structured_runs(options, err)
+    _show_and_write(data, options, sr, err, _structured_goals)
+
+
+def _structured_runs(options: BenchOptions, err) -> dict:
+    from dataclasses import asdict
 
     from .. import models
-    from ..bench import structured_report as sr
     from ..bench.run import machine, versions
     from ..bench.structured import load_structured, run_structured
-    from ..ui.render import RichReporter
 
-    task_ids, backends, model, repeats, with_peers, n_ctx, threads = options
-    if from_json:
-        data = sr.merge([json.loads(p.read_text()) for p in from_json])
+    wanted = [w.strip() for w in (options.task_ids or "").split(",") if w.strip()]
+    tasks = [t for t in load_structured() if not wanted or any(w in t.id for w in wanted)]
+    if not tasks:
+        raise UsageError(f"no structured task matches {options.task_ids!r}")
+    spec = options.model or models.DEFAULT_MODEL
+    repeats = 1 if options.repeats is None else options.repeats
+    started = _now()
+
+    def work(kind, backend, progress) -> dict:
+        _, runs = run_structured(backend, tasks, repeats, with_peers=options.with_peers, progress=progress)
+        about = {"backend": kind, "model": spec if kind != "reference" else "reference"}
+        about |= {"versions": versions(kind), "device": backend.capabilities.device}
+        return {**about, "runs": [asdict(r) for r in runs]}
+
+    kinds = (options.backends or "llama.cpp,transformers").split(",")
+    results = _each_backend(kinds, spec, options, err, work)
+    return {
+        "kind": "structured", "command": _command(), "started": started, "machine": machine(),
+        "model": spec, "repeats": repeats, "tasks": [asdict(t) for t in tasks], "results": results,
+    }  # fmt: skip
+
+
+def _structured_goals(data: dict, out) -> None:
+    from ..bench import structured_report as sr
+
+    for result in data["results"]:
+        for goal, measured, met in sr.goals(result, data["tasks"]):
+            out.print(f"  {result['backend']}: {'met' if met else 'NOT met'}: {goal}: {measured}")
+
+
+def _e2e(options: BenchOptions, err) -> None:
+    """The default commands timed end to end, a process per run (docs/e2e.md)."""
+    from ..bench import e2e
+
+    if options.from_json:
+        try:
+            data = e2e.merge(_saved(options))
+        except ValueError as exc:  # a file that is not JSON, or runs that do not merge
+            raise UsageError(str(exc)) from None
     else:
-        wanted = [w.strip() for w in (task_ids or "").split(",") if w.strip()]
-        tasks = [t for t in load_structured() if not wanted or any(w in t.id for w in wanted)]
-        if not tasks:
-            raise UsageError(f"no structured task matches {task_ids!r}")
-        spec = model or models.DEFAULT_MODEL
-        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        results = []
-        for kind in (backends or "llama.cpp,transformers").split(","):
-            if kind not in ("llama.cpp", "transformers", "reference"):
-                raise UsageError(f"unknown backend {kind!r}")
-            opts = {"n_ctx": n_ctx, "n_threads": threads} if kind != "reference" else {}
-            backend = models.load(spec, kind, RichReporter(err), **opts)
-            try:
-                with err.status("") as status:
-                    _, runs = run_structured(
-                        backend, tasks, 1 if repeats is None else repeats, with_peers=with_peers,
-                        progress=lambda s: status.update(s),
-                    )  # fmt: skip
-            finally:
-                backend.close()
-            about = {"backend": kind, "model": spec if kind != "reference" else "reference"}
-            about |= {"versions": versions(kind), "device": backend.capabilities.device}
-            results.append({**about, "runs": [asdict(r) for r in runs]})
-        data = {
-            "kind": "structured", "command": _command(), "started": started, "machine": machine(),
-            "model": spec, "repeats": 1 if repeats is None else repeats,
-            "tasks": [asdict(t) for t in tasks], "results": results,
-        }  # fmt: skip
-    if as_json:
-        typer.echo(json.dumps(data, indent=1))
-    else:
-        out = Console()
-        for result in data["results"]:
-            for goal, measured, met in sr.goals(result, data["tasks"]):
-                out.print(f"  {result['backend']}: {'met' if met else 'NOT met'}: {goal}: {measured}")
-    if markdown:
-        _write_report(markdown, data, sr, err)
+        data = _e2e_runs(options, err)
+    _show_and_write(data, options, e2e, err, _e2e_goals)
 
 
-def _e2e(task_ids, repeats, no_peers, as_json, markdown, from_json, err) -> None:
+def _e2e_runs(options: BenchOptions, err) -> dict:
     from dataclasses import asdict
-
-    from rich.console import Console
 
     from .. import models
     from ..bench import e2e
     from ..bench.corpus import load_tasks, select
     from ..bench.run import machine
 
-    if from_json:
-        try:
-            data = e2e.merge([json.loads(p.read_text()) for p in from_json])
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    else:
-        tasks = select(load_tasks(), quick=False, ids=task_ids or e2e.TASKS)
-        if not tasks:
-            raise UsageError(f"no task matches {task_ids!r}")
-        configs = [c for c in e2e.CONFIGS if not (no_peers and c == "lookup")]
-        started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        rounds = 3 if repeats is None else repeats
-        with err.status("") as status:
-            runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s))
-        data = {
-            "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
-            "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
-            "runs": e2e.to_dict(runs),
-        }  # fmt: skip
-    if as_json:
+    tasks = select(load_tasks(), quick=False, ids=options.task_ids or e2e.TASKS)
+    if not tasks:
+        raise UsageError(f"no task matches {options.task_ids!r}")
+    configs = [c for c in e2e.CONFIGS if options.with_peers or c != "lookup"]
+    started = _now()
+    rounds = 3 if options.repeats is None else options.repeats
+    with err.status("") as status:
+        runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s))
+    return {
+        "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
+        "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
+        "runs": e2e.to_dict(runs),
+    }  # fmt: skip
+
+
+def _e2e_goals(data: dict, out) -> None:
+    from ..bench import e2e
+
+    for goal, measured, met in e2e.goals(data):
+        out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
+
+
+def _saved(options: BenchOptions) -> list[dict]:
+    """The runs --from names, read back (a mode's merge makes them one)."""
+    return [json.loads(p.read_text()) for p in options.from_json]
+
+
+def _show_and_write(data: dict, options: BenchOptions, module, err, show: Callable) -> None:
+    """--json prints the data, else show(data, console) prints the goals; --markdown writes
+    the report."""
+    from rich.console import Console
+
+    if options.as_json:
         typer.echo(json.dumps(data, indent=1))
     else:
-        for goal, measured, met in e2e.goals(data):
-            Console().print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
-    if markdown:
-        _write_report(markdown, data, e2e, err)
+        show(data, Console())
+    if options.markdown:
+        _write_report(options.markdown, data, module, err)
+
+
+def _each_backend(kinds: list[str], spec: str, options: BenchOptions, err, work: Callable) -> list:
+    """work(kind, backend, progress) with the model `spec` on each backend kind in turn,
+    the backend closed after; `progress` updates a status line on stderr."""
+    out = []
+    for kind in kinds:
+        if kind not in KINDS:
+            raise UsageError(f"unknown backend {kind!r}")
+        sizes = {"n_ctx": options.n_ctx, "n_threads": options.threads} if kind != "reference" else {}
+        backend = _load(spec, kind, err, **sizes)
+        try:
+            with err.status("") as status:
+                out.append(work(kind, backend, lambda s: status.update(s)))
+        finally:
+            backend.close()
+    return out
+
+
+def _load(spec: str, kind: str, err, **sizes):
+    """The model `spec` on backend `kind`, its loading shown on stderr; `sizes`: n_ctx and
+    n_threads. The one place bench loads a model (for app/loading.py's load_with_cost to
+    take over)."""
+    from .. import models
+    from ..ui.render import RichReporter
+
+    return models.load(spec, kind, RichReporter(err), **sizes)
+
+
+def _now() -> str:
+    return datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
 
 
 def _write_report(markdown: Path, data: dict, module, err) -> None:
