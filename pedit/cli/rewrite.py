@@ -4,7 +4,8 @@ The flow: the files checked before anything loads (files.py), the model loaded w
 cost model (app/loading.py), then each file read, run through the engine (app/jobs.py),
 decided by the guard and written back in the run's one output mode (writeback.py:
 ask, yes, diff, check, stdout, json), and reported (report.py); a server's files several
-at once (parallel.py). A summary always prints (text, or JSON with --json) and never writes.
+at once (parallel.py). A summary or extract always prints (text, or JSON with --json) and
+never writes (answers.py).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from ..backends import BackendError, ContextFull, count_tokens
 from ..engine.edit import DRAFTERS
 from ..engine.grammar import Constraint
 from ..engine.sampling import Sampling
-from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
+from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, stats_line
 from ..ui.styles import legend
+from . import answers
 from .files import Files
 from .options import WriteBack
 from .parallel import Ran, run_many
@@ -110,9 +112,9 @@ def run(inv: Invocation) -> int:
     files = Files(
         force=inv.force, writes=mode in (WriteBack.ASK, WriteBack.YES), stdin_filename=inv.stdin_filename
     )
-    run = Run(inv=inv, template=template, mode=mode, files=files, report=report)
-    names = run.precheck(names)  # a typo in a file name costs no model load
-    code = _run_files(run, names) if names else ExitCode.OK
+    flow = Run(inv=inv, template=template, mode=mode, files=files, report=report)
+    names = flow.precheck(names)  # a typo in a file name costs no model load
+    code = _run_files(flow, names) if names else ExitCode.OK
     if inv.stats_json:
         write_stats(
             inv.stats_json, report, inv.settings, template, drafters=inv.drafters, sampling=inv.sampling
@@ -122,34 +124,31 @@ def run(inv: Invocation) -> int:
     return max(report.code, int(code))
 
 
-def _run_files(run: Run, names: list[str]) -> int:
+def _run_files(flow: Run, names: list[str]) -> int:
     """The files through one loaded model: one by one, or a server's several at once."""
-    inv, settings, report = run.inv, run.inv.settings, run.report
+    inv, settings, report = flow.inv, flow.inv.settings, flow.report
     loaded = load_with_cost(settings, reporter=RichReporter(report.err), api_key=inv.api_key)
     try:
         backend = loaded.backend
-        report.backend, report.device, report.load_seconds = (
-            backend.name,
-            backend.capabilities.device,
-            loaded.seconds,
-        )
-        run.remote = loaded.remote
+        report.backend, report.device = backend.name, backend.capabilities.device
+        report.load_seconds = loaded.seconds
+        flow.remote = loaded.remote
         options = settings.engine_options(
             sampling=inv.sampling, max_tokens=inv.max_tokens, cost=loaded.cost, drafters=inv.drafters,
             constraint=inv.constraint, json_auto=inv.json_grammar, coalesce=inv.coalesce,
             prompt_cache=inv.prompt_cache,
         )  # fmt: skip
         job = Job(
-            backend=backend, template=run.template, instruction=inv.instruction, options=options,
+            backend=backend, template=flow.template, instruction=inv.instruction, options=options,
             system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens,
         )  # fmt: skip
         name = report.model = backend.model if loaded.remote else settings.model
-        if report.err.is_terminal and run.mode != WriteBack.JSON:
+        if report.err.is_terminal and flow.mode != WriteBack.JSON:
             report.err.print(legend(f"{name} on {backend.name} ({report.device})"))
         jobs = settings.files_at_once(loaded.remote)
         if jobs > 1 and len(names) > 1:
-            return run_many(run, job, names, jobs)
-        return max(run.one(job, f) for f in names)
+            return run_many(flow, job, names, jobs)
+        return max(flow.one(job, f) for f in names)
     finally:
         loaded.close()
 
@@ -261,9 +260,11 @@ class Run:
         if self.remote:
             self._ignored_prediction(outcome)
         if self.inv.data:
-            return self._extracted(source, outcome)
+            return answers.data(self.mode, source, outcome, self.report, schema=self.inv.constraint.source)
         if self.summary:
-            return self._summary(source, outcome, sink)
+            return answers.summary(
+                self.mode, source, outcome, self.report, constraint=self.inv.constraint, sink=sink
+            )
         return self._rewrite(source, outcome, count_tokens(job.backend, source.text))
 
     def _ignored_prediction(self, outcome: Outcome) -> None:
@@ -276,43 +277,6 @@ class Run:
                 "pedit: the server reported no accepted or rejected prediction tokens: it ignores "
                 "`prediction` (no speedup from the file; docs/scale.md)", highlight=False,
             )  # fmt: skip
-
-    def _summary(self, source: fileio.Source, outcome: Outcome, sink: StrippedStream | None) -> int:
-        stop = outcome.total().stop_reason
-        if self.inv.constraint is not None and stop in ("max_tokens", "context"):  # short of the grammar
-            what = {"json": "--schema", "regex": "--regex", "lark": "--grammar"}[self.inv.constraint.kind]
-            raise RefusedError(f"{source.name}: the model's answer was cut off ({stop}) before it matched "
-                               f"{what} (raise --max-tokens or --n-ctx); nothing printed")  # fmt: skip
-        if self.mode == WriteBack.JSON:
-            self.report.add(
-                {"file": source.name, "summary": outcome.text, **self.report.ran(source.name, outcome)}
-            )
-        elif sink:
-            sink.close()  # what was streamed is outcome.text: the answer, stripped, and a newline
-        else:
-            click.echo(outcome.text, nl=False)
-        return ExitCode.OK
-
-    def _extracted(self, source: fileio.Source, outcome: Outcome) -> int:
-        """Print the data if it is valid against the schema (it is, unless a limit cut it)."""
-        import jsonschema
-
-        stats = outcome.total()
-        record = self.report.add(self.report.ran(source.name, outcome))
-        try:
-            data = json.loads(outcome.text)
-            jsonschema.validate(data, json.loads(self.inv.constraint.source))
-        except (ValueError, jsonschema.ValidationError) as exc:
-            why = getattr(exc, "message", None) or str(exc)
-            cut = f" (cut off: {stats.stop_reason})" if stats.stop_reason in ("max_tokens", "context") else ""
-            raise RefusedError(
-                f"{source.name}: the answer is not valid against the schema{cut}: {why}"
-            ) from None
-        if self.mode == WriteBack.JSON:
-            record["data"] = data
-        else:
-            click.echo(outcome.text.strip())
-        return ExitCode.OK
 
     def _rewrite(self, source: fileio.Source, outcome: Outcome, file_tokens: int) -> int:
         """The guard's decision, the file's record and notes, then the mode's write-back."""
