@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Stats:
     """One run, with OpenAI's usage names where they exist."""
 
@@ -60,12 +60,20 @@ class Stats:
         plain = sum(x.plain_step_seconds * x.completion_tokens for x in runs if x.plain_step_seconds)
         tokens = sum(x.completion_tokens for x in runs)
         return Stats(
-            sum(x.prompt_tokens for x in runs), tokens, sum(x.forward_passes for x in runs),
-            sum(x.prefill_seconds for x in runs), decode, runs[-1].stop_reason if runs else "",
-            sum(x.accepted_prediction_tokens for x in runs), sum(x.rejected_prediction_tokens for x in runs),
-            by, plain / tokens if plain and tokens else None, plain / decode if plain and decode else None,
-            sum(x.coalesced_tokens for x in runs), sum(x.cached_tokens for x in runs),
-        )  # fmt: skip
+            prompt_tokens=sum(x.prompt_tokens for x in runs),
+            completion_tokens=tokens,
+            forward_passes=sum(x.forward_passes for x in runs),
+            prefill_seconds=sum(x.prefill_seconds for x in runs),
+            decode_seconds=decode,
+            stop_reason=runs[-1].stop_reason if runs else "",
+            accepted_prediction_tokens=sum(x.accepted_prediction_tokens for x in runs),
+            rejected_prediction_tokens=sum(x.rejected_prediction_tokens for x in runs),
+            accepted_by_drafter=by,
+            plain_step_seconds=plain / tokens if plain and tokens else None,
+            speedup=plain / decode if plain and decode else None,
+            coalesced_tokens=sum(x.coalesced_tokens for x in runs),
+            cached_tokens=sum(x.cached_tokens for x in runs),
+        )
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -5,9 +5,9 @@
 
 Counted: functions longer than 60 lines (def line to last line, docstring included);
 calls of a capitalised name (a constructor) with more than 4 positional arguments;
-`<x>.get("literal")` calls on a name or attribute called settings/cli; the speculative
-loops (functions of pedit/engine that call a backend's eval inside a while loop and a
-drafter's propose_all)."""
+`<x>.get("literal")` calls on a name or attribute called settings/cli; the decoding
+loops (functions of pedit/engine that end an answer: they build a `Finished` event); and
+the places outside engine/edit.py that ask a backend `capabilities.logits`."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def name_of(node: ast.AST) -> str:
 def scan(path: Path) -> dict[str, list[str]]:
     tree = ast.parse(path.read_text())
     rel = path.relative_to(ROOT)
-    found: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": []}
+    found: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": [], "asks": []}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             n = node.end_lineno - node.lineno + 1
@@ -43,9 +43,11 @@ def scan(path: Path) -> dict[str, list[str]]:
                 found["long"].append(f"{rel}:{node.lineno} {node.name} {n}")
             if rel.parts[:2] == ("pedit", "engine"):
                 calls = {name_of(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-                loops = any(isinstance(w, ast.While) for w in ast.walk(node))
-                if loops and {"eval", "propose_all"} <= calls:
+                if "Finished" in calls:
                     found["loops"].append(f"{rel}:{node.lineno} {node.name}")
+        if isinstance(node, ast.Attribute) and node.attr == "logits" and name_of(node.value) == "capabilities":
+            if str(rel) not in ("pedit/engine/edit.py", "backends/base.py"):
+                found["asks"].append(f"{rel}:{node.lineno}")
         if isinstance(node, ast.Call):
             callee = name_of(node.func)
             positional = [a for a in node.args if not isinstance(a, ast.Starred)]
@@ -64,7 +66,7 @@ def scan(path: Path) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    total: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": []}
+    total: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": [], "asks": []}
     for path in files():
         for key, sites in scan(path).items():
             total[key] += sites
@@ -72,7 +74,8 @@ def main() -> None:
         "long": f"functions over {LONG} lines",
         "wide": "constructor calls with more than 4 positional arguments",
         "lookups": 'settings.get("...") lookups',
-        "loops": "speculative decoding loops in pedit/engine",
+        "loops": "decoding loops in pedit/engine (functions that build a Finished)",
+        "asks": "reads of capabilities.logits outside engine/edit.py",
     }
     for key, label in labels.items():
         print(f"{len(total[key]):4d}  {label}")

@@ -87,6 +87,9 @@ def test_rerun_on_a_used_backend_starts_from_scratch():
 def test_the_speedup_with_the_prompt_counts_the_prompt_once_on_both_sides():
     from pedit.events import Stats
 
-    s = Stats(100, 50, 5, 2.0, 1.0, "fence", speedup=3.0)  # plain would decode in 3.0 s
+    figures = {"prompt_tokens": 100, "completion_tokens": 50, "forward_passes": 5, "prefill_seconds": 2.0}
+    s = Stats(**figures, decode_seconds=1.0, stop_reason="fence", speedup=3.0)  # plain: 3.0 s
     assert s.overall_speedup == pytest.approx((2.0 + 3.0) / (2.0 + 1.0))
-    assert Stats(100, 50, 5, 2.0, 1.0, "fence").overall_speedup is None  # no baseline: no figure
+    assert (
+        Stats(**figures, decode_seconds=1.0, stop_reason="fence").overall_speedup is None
+    )  # no baseline: no figure

@@ -220,9 +220,11 @@ def test_keep_bias_moves_the_output_towards_the_file():
     backend = open_backend("reference")
     req = EditRequest(TEXTS[0], "Fix the grammar.", "notes.md")
 
-    def answer(beta, sampling=Sampling()):
+    def answer(beta, sampling=None):
         return last(
-            edit_events(backend, req, EditOptions(speculate="off", keep_bias=beta, sampling=sampling))
+            edit_events(
+                backend, req, EditOptions(speculate="off", keep_bias=beta, sampling=sampling or Sampling())
+            )
         ).text
 
     hot = Sampling(temperature=1.5, seed=3)

@@ -273,7 +273,19 @@ async def test_a_file_that_cannot_be_opened_is_refused_before_the_app_starts(tmp
 
 # --- snapshots (pytest-textual-snapshot) --------------------------------------------------
 
-FIXED = Stats(412, 96, 14, 0.31, 1.18, "fence", 84, 6, {"predicted": 80, "lookup": 4}, 0.041, 3.34)
+FIXED = Stats(
+    prompt_tokens=412,
+    completion_tokens=96,
+    forward_passes=14,
+    prefill_seconds=0.31,
+    decode_seconds=1.18,
+    stop_reason="fence",
+    accepted_prediction_tokens=84,
+    rejected_prediction_tokens=6,
+    accepted_by_drafter={"predicted": 80, "lookup": 4},
+    plain_step_seconds=0.041,
+    speedup=3.34,
+)
 
 
 def test_snapshot_main_screen(snap_compare, tmp_path):
@@ -292,7 +304,9 @@ def test_snapshot_finished_turn(snap_compare, tmp_path):
     async def finished(pilot):
         await ready(pilot, app)
         # a finished turn with fixed figures (timings vary from run to run)
-        result = TurnResult("Fix the grammar.", TEXT, answer, FIXED, 0.35)
+        result = TurnResult(
+            instruction="Fix the grammar.", before=TEXT, answer=answer, stats=FIXED, first_token_seconds=0.35
+        )
         app.session.pending = result
         app.post_message(TurnDone(result))
         await until(pilot, lambda: app.document.mode == "diff")

@@ -13,9 +13,10 @@ import time
 from dataclasses import dataclass
 
 from .. import models
-from ..backends import Backend
+from ..backends import AnyBackend, Backend
 from ..engine import costmodel
 from ..engine.costmodel import CostModel
+from ..engine.edit import local
 from ..models.progress import NULL_REPORTER, Reporter
 from . import calibration
 from .config import Settings
@@ -25,7 +26,7 @@ MEASURING = "measuring draft costs (once per model and machine)"
 
 @dataclass(frozen=True, kw_only=True)
 class Loaded:
-    backend: Backend
+    backend: AnyBackend
     cost: CostModel | None = None  # None: nothing to plan (speculation off, or a server)
     remote: bool = False  # a server's model: text back, not logits (engine/remote.py's loop)
     seconds: float = 0.0  # the load (a server's: connecting and listing its models)
@@ -51,7 +52,7 @@ def load_with_cost(
         api_key=api_key, timeout=settings.timeout, deadline=settings.deadline,
     )  # fmt: skip
     seconds = time.perf_counter() - t0
-    remote = not backend.capabilities.logits  # the one place a shell's "is it a server?" is answered
+    remote = not local(backend)  # the shells' "is it a server?", answered by the engine's one place
     try:
         cost = _cost(backend, reporter) if settings.speculate != "off" and not remote else None
     except BaseException:

@@ -33,7 +33,7 @@ class SessionError(Exception):
     """A turn that cannot run (the file does not fit in the context, a turn already pending)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnResult:
     instruction: str
     before: str  # the working text the turn rewrote
@@ -128,7 +128,13 @@ class Session:
             return
         incomplete(self.filename or "the file", req.text, finished)  # never offered as a rewrite
         took = first if first is not None else time.perf_counter() - t0
-        result = TurnResult(instruction, self.text, finished.text, finished.stats, took)
+        result = TurnResult(
+            instruction=instruction,
+            before=self.text,
+            answer=finished.text,
+            stats=finished.stats,
+            first_token_seconds=took,
+        )
         self.turns.append(result)
         self.pending = result
 

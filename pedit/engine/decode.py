@@ -195,11 +195,20 @@ class Tracker:
         decode = time.perf_counter() - self.start
         plain = self.plain_seconds(completion_tokens)
         return Stats(
-            self.prompt_tokens, completion_tokens, self.passes, self.prefill_seconds, decode, stop,
-            self.accepted, self.rejected, dict(self.by_drafter),
-            plain / completion_tokens if plain and completion_tokens else None,
-            plain / decode if plain and decode > 0 else None, self.coalesced, self.cached,
-        )  # fmt: skip
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=completion_tokens,
+            forward_passes=self.passes,
+            prefill_seconds=self.prefill_seconds,
+            decode_seconds=decode,
+            stop_reason=stop,
+            accepted_prediction_tokens=self.accepted,
+            rejected_prediction_tokens=self.rejected,
+            accepted_by_drafter=dict(self.by_drafter),
+            plain_step_seconds=plain / completion_tokens if plain and completion_tokens else None,
+            speedup=plain / decode if plain and decode > 0 else None,
+            coalesced_tokens=self.coalesced,
+            cached_tokens=self.cached,
+        )
 
 
 def generate(

@@ -124,7 +124,13 @@ def _stats(usage: Usage | None, deltas: int, start: float, first: float | None, 
     first = first if first is not None else now
     u = usage or Usage(0, deltas, None, None)
     return Stats(
-        u.prompt_tokens, u.completion_tokens or deltas, u.forward_passes or 0, first - start, now - first,
-        stop, u.accepted_prediction_tokens or 0, u.rejected_prediction_tokens or 0,
-        dict(u.accepted_by_drafter or {}),
-    )  # fmt: skip
+        prompt_tokens=u.prompt_tokens,
+        completion_tokens=u.completion_tokens or deltas,
+        forward_passes=u.forward_passes or 0,
+        prefill_seconds=first - start,
+        decode_seconds=now - first,
+        stop_reason=stop,
+        accepted_prediction_tokens=u.accepted_prediction_tokens or 0,
+        rejected_prediction_tokens=u.rejected_prediction_tokens or 0,
+        accepted_by_drafter=dict(u.accepted_by_drafter or {}),
+    )

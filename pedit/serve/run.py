@@ -94,13 +94,24 @@ def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
     return prompt, chat_draft(backend, call.prediction) if call.prediction else []
 
 
+# an answer's figures before its prompt is read
+NO_RUN = Stats(
+    prompt_tokens=0,
+    completion_tokens=0,
+    forward_passes=0,
+    prefill_seconds=0.0,
+    decode_seconds=0.0,
+    stop_reason="eos",
+)
+
+
 class Answer:
     """One run's text through the stop strings, as (text, source) pieces; then its figures
     and finish reason. A stop string ends the run between the engine's figures: the
     figures are then those of the last pass, with the tokens counted up to the stop."""
 
     def __init__(self, events: Iterator[Event], stops: tuple[str, ...]):
-        self.events, self.stop, self.stats = events, api.StopText(stops), Stats(0, 0, 0, 0.0, 0.0, "eos")
+        self.events, self.stop, self.stats = events, api.StopText(stops), NO_RUN
         self.tokens = 0  # the answer's tokens so far
 
     def pieces(self) -> Iterator[tuple[str, str]]:
@@ -116,7 +127,10 @@ class Answer:
                         break
                 elif isinstance(event, Prefilled):  # the prompt read: one pass
                     n, seconds = event.prompt_tokens, event.seconds
-                    self.stats = Stats(n, 0, 1, seconds, 0.0, "", cached_tokens=event.reused)
+                    self.stats = dataclasses.replace(
+                        NO_RUN, prompt_tokens=n, forward_passes=1, prefill_seconds=seconds,
+                        stop_reason="", cached_tokens=event.reused,
+                    )  # fmt: skip
                 elif isinstance(event, Progress | Finished):
                     self.stats = event.stats
         finally:
