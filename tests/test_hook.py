@@ -536,3 +536,30 @@ def test_the_result_cache_keys_on_the_keep_bias_spelling_and_chunk_size(tmp_path
     ours = cache.key("text", rule, hc, "m", "reference", 1.5)  # spelling and chunk_tokens: the command's
     assert cache.key("text", rule, hc, "m", "reference", 1.5, (False, None)) != ours
     assert cache.key("text", rule, hc, "m", "reference", 1.5, (None, 0)) != ours
+
+
+def test_stopped_runs_end_at_their_next_event_and_over_budget_ones_too():
+    """The runs in flight on other threads end when the hook stops them (Rewriter.stop: an
+    Event their budget check reads, Cancelled), and a run past the deadline is OverBudget."""
+    import time
+
+    from pedit.errors import Cancelled
+    from pedit.events import TextReceived
+    from pedit.hook.rewriter import OverBudget, Rewriter
+
+    settings = config.resolve({"backend": "reference"}, env={}, project=None)
+    seen = []
+
+    def events():
+        for text in ("a", "b", "c"):
+            seen.append(text)
+            yield TextReceived(text)
+
+    rewriter = Rewriter(settings, HookConfig(), time.monotonic() + 600, lambda _: None)
+    rewriter.stop()
+    with pytest.raises(Cancelled):
+        rewriter._render(events(), "notes.md")
+    assert seen == ["a"]
+    late = Rewriter(settings, HookConfig(), time.monotonic() - 1, lambda _: None)
+    with pytest.raises(OverBudget):
+        late._render(events(), "notes.md")

@@ -201,3 +201,39 @@ def test_an_api_key_no_http_header_can_carry_is_a_usage_error(server, files, mon
         "(an HTTP header carries no other)"
     )
     assert server.keys == [] and files[0].read_text() == FILES["a.md"][0]
+
+
+def test_an_interrupt_stops_the_runs_in_flight_with_cancelled():
+    """Ctrl-C while the first file is collected: every run in flight ends at its next event
+    with errors.Cancelled (the Event run_many's check reads), and the interrupt goes on."""
+    import threading
+    import time
+
+    from pedit.cli.parallel import run_many
+    from pedit.errors import Cancelled
+    from pedit.events import TextReceived
+
+    ended: dict[str, type] = {}
+    running = threading.Barrier(3)  # both runs and the collector
+
+    class Endless:
+        def outcome(self, job, name, render):
+            def events():
+                while True:
+                    yield TextReceived("x")
+                    time.sleep(0.01)
+
+            running.wait(10)
+            try:
+                render(events(), name)
+            except BaseException as exc:
+                ended[name] = type(exc)
+                raise
+
+        def collect(self, job, name, ran):
+            running.wait(10)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_many(Endless(), None, ["a.md", "b.md"], 2)
+    assert ended == {"a.md": Cancelled, "b.md": Cancelled}

@@ -1,0 +1,83 @@
+"""One way to load a model for every shell (app/loading.py): the settings' model on their
+backend, its cost model measured (or read from the cache) exactly when there is something
+to plan, speculation on a local backend, and `remote` said once."""
+
+from __future__ import annotations
+
+import pytest
+
+from pedit import models
+from pedit.app import calibration, config, loading
+from pedit.backends.base import Capabilities
+from pedit.backends.reference import ReferenceBackend
+
+
+def settings(**given):
+    return config.resolve({"backend": "reference", **given}, env={}, project=None)
+
+
+class Server:
+    """A backend that gives text, not logits (as backends/openai.py)."""
+
+    capabilities = Capabilities(rollback=False, logits=False)
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("speculate, measured", [("auto", True), ("fixed", True), ("off", False)])
+def test_a_local_model_has_its_cost_model_when_it_speculates(monkeypatch, speculate, measured):
+    measuring = []
+    monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: measuring.append(b) or "costs")
+    loaded = loading.load_with_cost(settings(speculate=speculate))
+    assert isinstance(loaded.backend, ReferenceBackend) and not loaded.remote and loaded.seconds >= 0
+    assert loaded.cost == ("costs" if measured else None)
+    assert measuring == ([loaded.backend] if measured else [])
+
+
+def test_a_server_is_remote_and_has_no_cost_model(monkeypatch):
+    server, asked = Server(), []
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: asked.append((args, kwargs)) or server)
+    monkeypatch.setattr(calibration, "measure_cost", lambda *_, **__: pytest.fail("a server is not measured"))
+    s = config.resolve({"backend": "openai", "base_url": "http://h:1/v1"}, env={}, project=None)
+    loaded = loading.load_with_cost(s, api_key="k", model="m")
+    assert loaded.remote and loaded.cost is None and loaded.backend is server
+    ((args, kwargs),) = asked
+    assert args[:2] == ("m", "openai")
+    assert (kwargs["base_url"], kwargs["api_key"], kwargs["timeout"]) == ("http://h:1/v1", "k", 300.0)
+    loaded.close()
+    assert server.closed
+
+
+def test_a_measurement_that_fails_closes_the_backend(monkeypatch):
+    server = Server()
+    server.capabilities = Capabilities(rollback=True)  # local
+    monkeypatch.setattr(models, "load", lambda *args, **kwargs: server)
+
+    def broken(*_, **__):
+        raise OSError("no room")
+
+    monkeypatch.setattr(calibration, "measure_cost", broken)
+    with pytest.raises(OSError):
+        loading.load_with_cost(settings())
+    assert server.closed
+
+
+def test_a_reporter_hears_a_measurement_but_not_a_cached_cost(monkeypatch):
+    """The `measuring draft costs` task only when the cache has no cost model."""
+    tasks = []
+
+    class Reporter:
+        def task(self, description, total=None, unit="bytes"):
+            tasks.append(description)
+            return models.NULL_REPORTER.task(description, total, unit)
+
+    monkeypatch.setattr(loading.costmodel, "measure", lambda backend: "measured")
+    monkeypatch.setattr(calibration, "cached", lambda b, i, d, measure_fn, **_: measure_fn(b))
+    assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "measured"
+    assert loading.MEASURING in tasks
+    tasks.clear()
+    monkeypatch.setattr(calibration, "cached", lambda *_, **__: "from the cache")
+    assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "from the cache"
+    assert loading.MEASURING not in tasks
