@@ -31,6 +31,7 @@ PEDIT_CONFIGS = {
 }
 # --seeds: the exact-match check with sampling, pedit (all drafters) against plain decoding
 SAMPLING = {"temperature": 0.7, "top_p": 0.95}
+GREEDY = Sampling()  # every other run: the argmax
 
 
 @dataclass(frozen=True)
@@ -190,9 +191,8 @@ def run_backend(
     return result
 
 
-def _pedit_run(
-    backend, task: Task, req, name: str, cost: CostModel, sampling: Sampling | None = None
-) -> Figures:
+def _pedit_run(backend, task: Task, req, name: str, cost: CostModel, sampling: Sampling = GREEDY) -> Figures:
+    """One run of configuration `name` (greedy unless `sampling` says otherwise)."""
     from ..events import drain
 
     config = PEDIT_CONFIGS[name]
