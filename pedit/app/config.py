@@ -30,7 +30,7 @@ import math
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -43,9 +43,6 @@ from ..models.registry import DEFAULT_MODEL
 from .templates import check_overrides
 
 if TYPE_CHECKING:
-    from ..engine.costmodel import CostModel
-    from ..engine.grammar import Constraint
-    from ..engine.sampling import Sampling
     from .jobs import EngineOptions
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
@@ -212,27 +209,14 @@ class Settings:
         local model (one process, one model)."""
         return (self.jobs or JOBS_REMOTE) if remote else 1
 
-    def engine_options(
-        self,
-        *,
-        sampling: Sampling,
-        max_tokens: int | None = None,
-        cost: CostModel | None = None,
-        drafters: tuple[str, ...] | None = None,
-        constraint: Constraint | None = None,
-        json_auto: bool = True,
-        coalesce: bool = True,
-        prompt_cache: bool = True,
-    ) -> EngineOptions:
-        """The engine's options: these settings' speculate, draft_max, keep_bias and spelling,
-        and what the shell gives (drafters None: the engine's default set)."""
+    def engine_options(self, given: EngineOptions | None = None) -> EngineOptions:
+        """The engine's options: what the shell gives (its flags; None: the defaults) with
+        these settings' speculate, draft_max, keep_bias and spelling over them."""
         from .jobs import EngineOptions  # the engine loads when a model runs, not for `pedit config`
 
-        more = {} if drafters is None else {"drafters": drafters}
-        return EngineOptions(
-            sampling=sampling, max_tokens=max_tokens, cost=cost, constraint=constraint, json_auto=json_auto,
-            coalesce=coalesce, prompt_cache=prompt_cache, speculate=self.speculate, draft_max=self.draft_max,
-            keep_bias=self.keep_bias, spelling=self.spelling, **more,
+        return replace(
+            given or EngineOptions(), speculate=self.speculate, draft_max=self.draft_max,
+            keep_bias=self.keep_bias, spelling=self.spelling,
         )  # fmt: skip
 
 

@@ -11,19 +11,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePath
 
 from ..backends import AnyBackend
 from ..engine import likelihood
-from ..engine.costmodel import CostModel
 from ..engine.decode import common_prefix, hold
-from ..engine.edit import DRAFTERS, EditOptions, edit_events, local, prompt_size, steers
+from ..engine.edit import EditOptions, edit_events, local, prompt_size, steers
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
-from ..engine.planner import DRAFT_MAX
 from ..engine.prompt import build_prompt, build_summary_prompt
-from ..engine.sampling import Sampling
 from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
@@ -40,16 +37,12 @@ SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
 
 
 @dataclass(frozen=True, kw_only=True)  # keyword-only: a new field cannot shift the others
-class EngineOptions:
-    max_tokens: int | None = None
-    sampling: Sampling = field(default_factory=Sampling)
-    speculate: str = "auto"
-    drafters: tuple[str, ...] = DRAFTERS
-    draft_max: int = DRAFT_MAX
-    cost: CostModel | None = None
+class EngineOptions(EditOptions):
+    """The engine's options (EditOptions: sampling, speculation, limits, constraint,
+    coalescence; a new one is added there, and reaches every shell) and what the app's
+    tools read. Job.edit_options makes each run's EditOptions from them."""
+
     keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
-    # β on the draft's tokens a tool changed (keepbias.suggested); None: the template's
-    suggest_bias: float | None = None
     spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
     # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
     # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
@@ -63,12 +56,16 @@ class EngineOptions:
     # a failed check gets a second try and a rename the tool's own edit (refactor.py); off:
     # one try, refused if it fails (the report's `+noretry` lever)
     retry: bool = True
-    constraint: Constraint | None = None  # --schema / --regex / --grammar: what every answer must match
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
-    coalesce: bool = True  # forced tokens take no forward pass of their own (engine/constrained.py)
     # the prompt's shared start (system prompt, instruction) kept on disk across commands
     # (prefixcache.py; --no-prompt-cache)
     prompt_cache: bool = True
+
+    def edit(self, **run) -> EditOptions:
+        """One run's EditOptions: these options' engine fields, with the run's own (kind,
+        max_tokens, keep_bias, suggest_bias, constraint) over them."""
+        mine = {f.name: getattr(self, f.name) for f in fields(EditOptions)}
+        return EditOptions(**{**mine, **run})
 
 
 @dataclass(frozen=True)
@@ -183,24 +180,10 @@ class Job:
         c = self.constraint(req.text, req.filename, kind) if whole else None
         # an answer under a grammar ends where the grammar does (a long extraction included)
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and c is None else None)
+        run = o.edit(kind=kind, max_tokens=limit, keep_bias=self.keep_bias, suggest_bias=self.suggest_bias,
+                     constraint=c)  # fmt: skip
         try:
-            return edit_events(
-                self.backend,
-                req,
-                EditOptions(
-                    max_tokens=limit,
-                    sampling=o.sampling,
-                    speculate=o.speculate,
-                    drafters=o.drafters,
-                    draft_max=o.draft_max,
-                    cost=o.cost,
-                    kind=kind,
-                    keep_bias=self.keep_bias,
-                    suggest_bias=self.suggest_bias,
-                    constraint=c,
-                    coalesce=o.coalesce,
-                ),
-            )
+            return edit_events(self.backend, req, run)
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None
 

@@ -141,11 +141,7 @@ class Session:
     def _options(self, req: EditRequest) -> EditOptions:
         o = self.options
         json = json_grammar(req.text, self.filename) if o.json_auto and steers(self.backend) else None
-        return EditOptions(
-            max_tokens=o.max_tokens, sampling=o.sampling, speculate=o.speculate, drafters=o.drafters,
-            draft_max=o.draft_max, cost=o.cost, keep_bias=o.keep_bias or 0.0, coalesce=o.coalesce,
-            constraint=json,
-        )  # fmt: skip
+        return o.edit(keep_bias=o.keep_bias or 0.0, suggest_bias=None, constraint=json)
 
     def _prompt_size(self, req: EditRequest) -> int:
         """The prompt's tokens (a remote backend's estimate: engine/remote.py)."""

@@ -137,6 +137,7 @@ def _run(command: str, given: dict, *, data: bool = False) -> None:
     """Run the template `command` on the parsed options `given`; `data`: the answer is JSON
     data valid against --schema, which is the instruction too (extract)."""
     from ..app import config
+    from ..app.jobs import EngineOptions
     from .rewrite import Invocation, run
 
     c = o.constraint(given.get("schema"), given.get("regex"), given.get("grammar"))
@@ -144,14 +145,16 @@ def _run(command: str, given: dict, *, data: bool = False) -> None:
     sampling = o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"])
     key = o.api_key(given.get("api_key"), given.get("api_key_file"))
     settings = config.resolve({k: given.get(k) for k in SETTINGS})
+    flags = EngineOptions(
+        sampling=sampling, max_tokens=given["max_tokens"], drafters=given["drafters"], constraint=c,
+        json_auto=given.get("json_grammar", True), coalesce=given.get("coalesce", True),
+        prompt_cache=given.get("prompt_cache", True),
+    )  # fmt: skip
     inv = Invocation(
         command=command, files=tuple(given["files"]), settings=settings,
         instruction=c.source if data else given.get("instruction"), mode=mode,
-        force=given.get("force", False), system=given["system"], max_tokens=given["max_tokens"],
-        sampling=sampling, drafters=given["drafters"], stats_json=given["stats_json"],
-        stdin_filename=given.get("stdin_filename"), constraint=c, data=data,
-        json_grammar=given.get("json_grammar", True), coalesce=given.get("coalesce", True),
-        prompt_cache=given.get("prompt_cache", True), api_key=key,
+        force=given.get("force", False), system=given["system"], options=settings.engine_options(flags),
+        stats_json=given["stats_json"], stdin_filename=given.get("stdin_filename"), data=data, api_key=key,
     )  # fmt: skip
     code = run(inv)
     if code:

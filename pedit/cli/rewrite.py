@@ -14,20 +14,17 @@ import glob
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from ..app import config, fileio
-from ..app.jobs import Job, Outcome, Render
+from ..app.jobs import EngineOptions, Job, Outcome, Render
 from ..app.loading import load_with_cost
 from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull, count_tokens
-from ..engine.edit import DRAFTERS
-from ..engine.grammar import Constraint
-from ..engine.sampling import Sampling
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, stats_line
@@ -53,17 +50,13 @@ class Invocation:
     mode: WriteBack | None = None
     force: bool = False
     system: str | None = None
-    max_tokens: int | None = None
-    sampling: Sampling = field(default_factory=Sampling)
-    drafters: tuple[str, ...] = DRAFTERS
+    # the engine's options: the flags, the settings over them (Settings.engine_options);
+    # the cost model joins them when the model is loaded
+    options: EngineOptions = field(default_factory=EngineOptions)
     stats_json: Path | None = None
     stdin_filename: str | None = None  # FILE "-": the name shown to the model and the guard
-    constraint: Constraint | None = None  # --schema / --regex / --grammar
     data: bool = False  # the answer is JSON data, valid against --schema (extract), printed as data
-    json_grammar: bool = True  # a .json file that parses is rewritten under a JSON grammar
-    coalesce: bool = True
     api_key: str | None = None  # -b openai: --api-key(-file), PEDIT_API_KEY, OPENAI_API_KEY
-    prompt_cache: bool = True  # the prompt's shared start kept on disk (app/prefixcache.py)
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -117,7 +110,12 @@ def run(inv: Invocation) -> int:
     code = _run_files(flow, names) if names else ExitCode.OK
     if inv.stats_json:
         write_stats(
-            inv.stats_json, report, inv.settings, template, drafters=inv.drafters, sampling=inv.sampling
+            inv.stats_json,
+            report,
+            inv.settings,
+            template,
+            drafters=inv.options.drafters,
+            sampling=inv.options.sampling,
         )
     if mode == WriteBack.JSON:
         click.echo(json.dumps(report.records, indent=2))
@@ -133,11 +131,7 @@ def _run_files(flow: Run, names: list[str]) -> int:
         report.backend, report.device = backend.name, backend.capabilities.device
         report.load_seconds = loaded.seconds
         flow.remote = loaded.remote
-        options = settings.engine_options(
-            sampling=inv.sampling, max_tokens=inv.max_tokens, cost=loaded.cost, drafters=inv.drafters,
-            constraint=inv.constraint, json_auto=inv.json_grammar, coalesce=inv.coalesce,
-            prompt_cache=inv.prompt_cache,
-        )  # fmt: skip
+        options = replace(inv.options, cost=loaded.cost)
         job = Job(
             backend=backend, template=flow.template, instruction=inv.instruction, options=options,
             system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens,
@@ -208,7 +202,7 @@ class Run:
         expected = count_tokens(job.backend, source.text) if self.template.kind == "rewrite" else None
         # a summary in one run streams to stdout as it is written (the live view: status only),
         # unless a constraint must be seen complete before anything is printed
-        stream = self.summary and self.mode != WriteBack.JSON and self.inv.constraint is None
+        stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.constraint is None
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
         sink = StrippedStream() if stream else None
         show = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
@@ -260,10 +254,12 @@ class Run:
         if self.remote:
             self._ignored_prediction(outcome)
         if self.inv.data:
-            return answers.data(self.mode, source, outcome, self.report, schema=self.inv.constraint.source)
+            return answers.data(
+                self.mode, source, outcome, self.report, schema=self.inv.options.constraint.source
+            )
         if self.summary:
             return answers.summary(
-                self.mode, source, outcome, self.report, constraint=self.inv.constraint, sink=sink
+                self.mode, source, outcome, self.report, constraint=self.inv.options.constraint, sink=sink
             )
         return self._rewrite(source, outcome, count_tokens(job.backend, source.text))
 
