@@ -244,7 +244,7 @@ class Job:
             raise UsageError(f"{req.filename}: {exc}") from None
         if kind == "rewrite":
             incomplete(req.filename, req.text, fin, self.force)
-            if self.template.name == "fix":
+            if self.template.keeps_lines:
                 fin = replace(fin, text=keep_line_breaks(req.text, fin.text))
         return fin
 

@@ -48,6 +48,9 @@ class Template:
     # each piece's answer is judged by the guard's fix checks (guard.fix_reason); a piece
     # that fails stays as it was and the others are still written (jobs.Job._piece_refused)
     judged: bool = False
+    # its answer gets back the line breaks the model dropped (linebreaks.py): a fix keeps
+    # the file's layout
+    keeps_lines: bool = False
 
     def bias(self, given: float | None) -> float:
         """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
@@ -76,6 +79,7 @@ BUILTIN = {
             chunk_tokens=FIX_CHUNK_TOKENS,
             suggest_bias=FIX_SUGGEST_BIAS,
             judged=True,
+            keeps_lines=True,
         ),
         Template(
             "refactor",
