@@ -15,7 +15,6 @@ from .base import (
     LocalBackend,
     RemoteBackend,
     TextStream,
-    count_tokens,
 )
 
 KINDS = ("llama.cpp", "transformers", "reference")  # local; "openai" is a server (open_remote)
@@ -74,7 +73,6 @@ __all__ = [
     "ContextFull",
     "TextStream",
     "AnyBackend",
-    "count_tokens",
     "LocalBackend",
     "RemoteBackend",
     "open_backend",

@@ -169,12 +169,6 @@ class RemoteBackend(Protocol):
 AnyBackend = LocalBackend | RemoteBackend  # what a shell loads (app/loading.py)
 
 
-def count_tokens(backend: AnyBackend, text: str) -> int:
-    """Tokens in `text`: exact on a local backend, a remote one's estimate (to size chunks
-    and limits)."""
-    return backend.count_tokens(text)
-
-
 def check_room(n_past: int, n_new: int, n_ctx: int) -> None:
     if n_past + n_new > n_ctx:
         raise ContextFull(n_past, n_new, n_ctx)

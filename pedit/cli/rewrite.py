@@ -24,7 +24,7 @@ from ..app import config, fileio
 from ..app.jobs import EngineOptions, Job, Outcome, Render
 from ..app.loading import load_with_cost
 from ..app.templates import Template, templates
-from ..backends import BackendError, ContextFull, count_tokens
+from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, stats_line
@@ -199,7 +199,7 @@ class Run:
 
     def _one(self, job: Job, name: str) -> int:
         source = self.files.read(name)  # again: what is written must be checked against this
-        expected = count_tokens(job.backend, source.text) if self.template.kind == "rewrite" else None
+        expected = job.backend.count_tokens(source.text) if self.template.kind == "rewrite" else None
         # a summary in one run streams to stdout as it is written (the live view: status only),
         # unless a constraint must be seen complete before anything is printed
         stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.constraint is None
@@ -261,7 +261,7 @@ class Run:
             return answers.summary(
                 self.mode, source, outcome, self.report, constraint=self.inv.options.constraint, sink=sink
             )
-        return self._rewrite(source, outcome, count_tokens(job.backend, source.text))
+        return self._rewrite(source, outcome, job.backend.count_tokens(source.text))
 
     def _ignored_prediction(self, outcome: Outcome) -> None:
         """Once: a server that reported no prediction tokens for a rewrite ignores them."""
