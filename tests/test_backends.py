@@ -26,7 +26,8 @@ TOLERANCE = {"reference": 0.0, "llama.cpp": 2e-2, "transformers": 1e-4}
 
 
 def test_is_a_backend(backend):
-    assert isinstance(backend, Backend)
+    assert isinstance(backend, Backend)  # the local protocol: tokens and logits
+    assert backend.count_tokens("Hello, world") == len(backend.tokenize("Hello, world"))
     assert backend.capabilities.rollback and backend.capabilities.device == "cpu"
     assert backend.eos_ids and all(0 <= t < backend.n_vocab for t in backend.eos_ids)
     assert backend.n_ctx == 512 and backend.n_past == 0

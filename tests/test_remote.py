@@ -397,3 +397,19 @@ def test_an_answer_within_the_limits_is_written(essay, isolated_dirs):
         server.stop()
     assert result.exit_code == 0, result.stderr
     assert essay.read_text() == "".join(whole[1:-1])
+
+
+def test_a_server_is_a_remote_backend_and_each_local_one_a_local_backend(served):
+    """Two protocols, two loops (engine/edit.local picks): a server's backend has no
+    tokens, logits or cache of its own, and a local one all of them."""
+    from pedit.backends import LocalBackend, RemoteBackend, open_remote
+    from pedit.engine.edit import local
+
+    server = open_remote(None, served.url, "none")
+    try:
+        assert isinstance(server, RemoteBackend) and not isinstance(server, LocalBackend)
+        assert not local(server)
+    finally:
+        server.close()
+    here = ReferenceBackend()
+    assert isinstance(here, LocalBackend) and local(here)
