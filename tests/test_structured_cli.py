@@ -189,3 +189,13 @@ def test_a_json_file_too_long_for_one_run_names_a_flag_that_exists(files):
     assert plain.exit_code == 0, plain.output
     assert "part 1 of" in plain.stderr
     assert big.read_bytes() == before
+
+
+def test_no_coalescence_with_drafts_gives_the_same_data(files):
+    """--no-coalesce with the default speculation: drafts verified, each forced token read
+    in a pass of its own (it was an internal error, exit 70, before the loops were one)."""
+    args = ("extract", files / "memo.md", "--schema", files / "schema.json", *REF, "--json")
+    results = [invoke(*args, *flag) for flag in ((), ("--no-coalesce",))]
+    assert [r.exit_code for r in results] == [0, 0]
+    drafted, apart = (json.loads(r.stdout)[0] for r in results)
+    assert apart["data"] == drafted["data"]
