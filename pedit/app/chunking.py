@@ -64,3 +64,41 @@ def _units(text: str, count: Callable[[str], int], budget: int):
                     "may have in this context window (raise --n-ctx)"
                 )
             yield line
+
+
+def cut_like(draft: str, pieces: list[str]) -> list[str] | None:
+    """`draft` cut into as many lines as each piece has (None if the counts differ and
+    there is more than one piece: the lines would not line up)."""
+    if len(pieces) == 1:
+        return [draft]
+    lines = draft.splitlines(keepends=True)
+    if len(lines) != sum(len(p.splitlines(keepends=True)) for p in pieces):
+        return None
+    out, at = [], 0
+    for p in pieces:
+        n = len(p.splitlines(keepends=True))
+        out.append("".join(lines[at : at + n]))
+        at += n
+    return out
+
+
+def span_segments(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, str | None]]:
+    """`text` cut at the spans: (piece, "lines a-b") for a span, (piece, None) between."""
+    out: list[tuple[str, str | None]] = []
+    at = line = 0
+    for start, end in spans:
+        out.append((text[at:start], None))
+        line += text.count("\n", at, start)
+        part = text[start:end]
+        out.append((part, f"lines {line + 1}-{line + max(1, part.count(chr(10)))}"))
+        line += part.count("\n")
+        at = end
+    out.append((text[at:], None))
+    return out
+
+
+def same_trailing_newlines(answer: str, piece: str) -> str:
+    """A chunk's rewrite ends with as many newlines as the chunk did (the blank lines
+    between chunks belong to the file, not to the model)."""
+    want = len(piece) - len(piece.rstrip("\n"))
+    return answer.rstrip("\n") + "\n" * want

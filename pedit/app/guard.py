@@ -9,7 +9,7 @@ Every command: an empty answer (blank lines only) for a file with text is never 
 rewrite, and no flag writes it (`never`: --force does not override it); a file of a
 structured format that parsed before must parse after (Python, JSON, TOML, YAML); and an
 answer that is only the start of the file (`cut_short`, checked per run by
-jobs.incomplete, chunks included) is not a rewrite.
+incomplete, chunks included) is not a rewrite.
 `fix` only (an instruction to change little; `fix_reason`, which also judges one piece
 of a file, a chunk or a paragraph, on its own), also:
     paragraphs      every paragraph of old (blank-line separated, >= PARAGRAPH words) keeps
@@ -37,6 +37,9 @@ import re
 import tomllib
 from collections.abc import Callable
 from pathlib import PurePath
+
+from ..errors import RefusedError
+from ..events import Finished
 
 WORDS = 0.25  # a fix changes at most this share of the words...
 MIN_WORDS = 8  # ...once it changes more than this many
@@ -348,3 +351,41 @@ def added_markup(old: str, new: str, headings: bool = True) -> str | None:
                 return f"adds markup ({kind}: {_quote(words[:7])})"
         return f"adds markup ({kind})"
     return None
+
+
+END_LINES = 3  # an unclosed answer that ends with the file's last lines reached its end
+
+
+def reached_end(text: str, answer: str) -> bool:
+    """Did an answer that ended without its closing fence still reach the end of the file?
+    Its last END_LINES non-blank lines are the file's (a Markdown file that ends with a
+    code block: the model took the block's closing line for its own and stopped)."""
+    tail = [x.rstrip() for x in text.splitlines() if x.strip()][-END_LINES:]
+    return bool(tail) and [x.rstrip() for x in answer.splitlines() if x.strip()][-END_LINES:] == tail
+
+
+def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
+    """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
+    and an empty one for a file that has text (closed at once, or stopped at once: see
+    guard.never). Written only with
+    `force`: one that ended without closing its fence before the file's end (the model
+    stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
+    is only the start of the file (guard.cut_short)."""
+    stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
+    forceable = True
+    if stop in ("max_tokens", "context"):
+        why, forceable = (
+            f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
+            False,
+        )
+    elif never(text, fin.text):
+        why, forceable = "is empty", False
+    elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
+        why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
+    else:
+        why = cut_short(text, fin.text)
+    if why is None or (forceable and force):
+        return
+    why = f"the model's answer {why}"
+    hint = " (--force to write it anyway)" if forceable else ""
+    raise RefusedError(f"{name}: {why}; nothing written{hint}", forceable, why)

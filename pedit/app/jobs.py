@@ -25,9 +25,8 @@ from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
-from . import confusables, grammarcheck, guard, prefixcache
+from . import chunking, confusables, grammarcheck, guard, prefixcache
 from .calibration import identity
-from .chunking import chunks
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
 from .templates import Template
@@ -209,7 +208,7 @@ class Job:
             budget = min(budget, max(limit, longest))
         if size <= budget:
             return [text]
-        return chunks(text, count, budget)
+        return chunking.chunks(text, count, budget)
 
     def run_one(
         self, req: EditRequest, kind: str, render: Render, label: str, whole: bool = True, score: bool = False
@@ -243,7 +242,7 @@ class Job:
         except GrammarError as exc:  # found while decoding: no token satisfies it
             raise UsageError(f"{req.filename}: {exc}") from None
         if kind == "rewrite":
-            incomplete(req.filename, req.text, fin, self.force)
+            guard.incomplete(req.filename, req.text, fin, self.force)
             if self.template.keeps_lines:
                 fin = replace(fin, text=keep_line_breaks(req.text, fin.text))
         return fin
@@ -276,8 +275,8 @@ class Job:
                                  "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
             segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
         else:
-            segments = span_segments(text, spans)
-        drafts = _cut_like(draft, [p for p, _ in segments]) if draft is not None else None
+            segments = chunking.span_segments(text, spans)
+        drafts = chunking.cut_like(draft, [p for p, _ in segments]) if draft is not None else None
         outs, stats, notes = [], [], []
         # a template's pieces of a file cut in runs are judged one by one (the hook's changed
         # blocks are not: it reports a block it could not fix, hook/run.py)
@@ -296,7 +295,7 @@ class Job:
                 notes.append(f"{part}: kept as it was ({exc.reason})")
                 outs.append(piece)
                 continue
-            out = fin.text if len(segments) == 1 else same_trailing_newlines(fin.text, piece)
+            out = fin.text if len(segments) == 1 else chunking.same_trailing_newlines(fin.text, piece)
             why = self._piece_refused(name, segments, i, out) if judged else None
             if why:
                 notes.append(f"{part}: kept as it was ({why})")
@@ -363,22 +362,6 @@ def _counted(events: Iterator[Event], seconds: float, passes: int, cached: int) 
         events.close()  # stopped early: the run stops at the pass it is in
 
 
-def _cut_like(draft: str, pieces: list[str]) -> list[str] | None:
-    """`draft` cut into as many lines as each piece has (None if the counts differ and
-    there is more than one piece: the lines would not line up)."""
-    if len(pieces) == 1:
-        return [draft]
-    lines = draft.splitlines(keepends=True)
-    if len(lines) != sum(len(p.splitlines(keepends=True)) for p in pieces):
-        return None
-    out, at = [], 0
-    for p in pieces:
-        n = len(p.splitlines(keepends=True))
-        out.append("".join(lines[at : at + n]))
-        at += n
-    return out
-
-
 def json_grammar(text: str, name: str) -> Constraint | None:
     """JSON (any whitespace) for a .json file that parses; None for any other file, and for
     one that is not JSON yet (a grammar would forbid the edit that makes it so)."""
@@ -393,63 +376,3 @@ def json_grammar(text: str, name: str) -> Constraint | None:
 
 def _what(c: Constraint | None) -> str:
     return {"json": "--schema", "regex": "--regex", "lark": "--grammar"}.get(c.kind if c else "", "grammar")
-
-
-def span_segments(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, str | None]]:
-    """`text` cut at the spans: (piece, "lines a-b") for a span, (piece, None) between."""
-    out: list[tuple[str, str | None]] = []
-    at = line = 0
-    for start, end in spans:
-        out.append((text[at:start], None))
-        line += text.count("\n", at, start)
-        part = text[start:end]
-        out.append((part, f"lines {line + 1}-{line + max(1, part.count(chr(10)))}"))
-        line += part.count("\n")
-        at = end
-    out.append((text[at:], None))
-    return out
-
-
-def same_trailing_newlines(answer: str, piece: str) -> str:
-    """A chunk's rewrite ends with as many newlines as the chunk did (the blank lines
-    between chunks belong to the file, not to the model)."""
-    want = len(piece) - len(piece.rstrip("\n"))
-    return answer.rstrip("\n") + "\n" * want
-
-
-END_LINES = 3  # an unclosed answer that ends with the file's last lines reached its end
-
-
-def reached_end(text: str, answer: str) -> bool:
-    """Did an answer that ended without its closing fence still reach the end of the file?
-    Its last END_LINES non-blank lines are the file's (a Markdown file that ends with a
-    code block: the model took the block's closing line for its own and stopped)."""
-    tail = [x.rstrip() for x in text.splitlines() if x.strip()][-END_LINES:]
-    return bool(tail) and [x.rstrip() for x in answer.splitlines() if x.strip()][-END_LINES:] == tail
-
-
-def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
-    """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
-    and an empty one for a file that has text (closed at once, or stopped at once: see
-    guard.never). Written only with
-    `force`: one that ended without closing its fence before the file's end (the model
-    stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
-    is only the start of the file (guard.cut_short)."""
-    stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
-    forceable = True
-    if stop in ("max_tokens", "context"):
-        why, forceable = (
-            f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
-            False,
-        )
-    elif guard.never(text, fin.text):
-        why, forceable = "is empty", False
-    elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
-        why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
-    else:
-        why = guard.cut_short(text, fin.text)
-    if why is None or (forceable and force):
-        return
-    why = f"the model's answer {why}"
-    hint = " (--force to write it anyway)" if forceable else ""
-    raise RefusedError(f"{name}: {why}; nothing written{hint}", forceable, why)

@@ -26,7 +26,8 @@ from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
-from .jobs import EngineOptions, incomplete, json_grammar
+from .guard import incomplete
+from .jobs import EngineOptions, json_grammar
 
 
 class SessionError(Exception):

@@ -16,7 +16,7 @@ cache (no model load when every file is cached); otherwise the model (loaded onc
 need) rewrites only the blocks with staged changes when the file is in HEAD (under its old
 name for a rename) and the changes are a small part of it, else the whole file.
 
-Nothing unsafe is written or cached: an answer that is not a whole rewrite (jobs.incomplete:
+Nothing unsafe is written or cached: an answer that is not a whole rewrite (guard.incomplete:
 cut off, no closing fence, empty) and a rewrite guard.reason refuses (a structured file
 that no longer parses; for `fix`, too much changed, a paragraph dropped, code changed),
 cached or new, leave the file as staged with a `not fixed` line, and the commit goes on:
