@@ -146,7 +146,7 @@ def run(job, text: str, name: str, render):
         tried = replace(job, options=replace(options, keep_bias=beta))
         try:
             outcome = tried.plain_rewrite(text, name, counted, draft=tool)
-        except RefusedError as exc:  # not a whole answer (jobs.incomplete): a failed try
+        except RefusedError as exc:  # not a whole answer (guard.incomplete): a failed try
             if tool is None:
                 raise
             outcome, verdict = Outcome(text, []), Verdict(found.kind, False, exc.reason)
