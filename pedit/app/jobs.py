@@ -17,7 +17,7 @@ from pathlib import PurePath
 from ..backends import AnyBackend
 from ..engine import likelihood
 from ..engine.decode import common_prefix, hold
-from ..engine.edit import EditOptions, edit_events, local, prompt_size, steers
+from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import Constraint, GrammarError
 from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt, build_summary_prompt
@@ -87,7 +87,7 @@ class Job:
     def keep_bias(self) -> float:
         """The keep-bias of this job's runs: the option's, else the template's; none on a
         remote backend (it adds to logits a server does not give)."""
-        if not steers(self.backend):
+        if not local(self.backend):
             return 0.0
         return self.template.bias(self.options.keep_bias)
 
@@ -95,7 +95,7 @@ class Job:
     def suggest_bias(self) -> float | None:
         """The β on what a tool changed in the draft: the option's, else the template's
         (None: the keep-bias there too); none on a remote backend."""
-        if not steers(self.backend):
+        if not local(self.backend):
             return None
         s = self.options.suggest_bias
         return self.template.suggest_bias if s is None else s
@@ -131,7 +131,7 @@ class Job:
         c = self.options.constraint
         if c is not None:
             return replace(c, compact=c.kind == "json" and kind != "rewrite")
-        if not steers(self.backend):  # no grammar on a server: the guard parses the answer
+        if not local(self.backend):  # no grammar on a server: the guard parses the answer
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from ..backends import AnyBackend
 from ..engine.costmodel import CostModel
 from ..engine.decode import PromptTooLong
-from ..engine.edit import EditOptions, edit_events, local, prompt_size, steers
+from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
@@ -141,7 +141,7 @@ class Session:
 
     def _options(self, req: EditRequest) -> EditOptions:
         o = self.options
-        json = json_grammar(req.text, self.filename) if o.json_auto and steers(self.backend) else None
+        json = json_grammar(req.text, self.filename) if o.json_auto and local(self.backend) else None
         return o.edit(keep_bias=o.keep_bias or 0.0, suggest_bias=None, constraint=json)
 
     def _prompt_size(self, req: EditRequest) -> int:

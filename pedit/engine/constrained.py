@@ -51,10 +51,16 @@ class GrammarRule:
         self.matcher.consume(tokens)
 
     def verify(
-        self, rows: np.ndarray, draft: Sequence[int], s: Sampling, rng: np.random.Generator, stop: Container
+        self,
+        rows: np.ndarray,
+        draft: Sequence[int],
+        at: int,
+        s: Sampling,
+        rng: np.random.Generator,
+        stop: Container,
     ) -> tuple[int, int | None]:
         """One row at a time: the grammar's state moves with each accepted token."""
-        y = draw(rows[0], self.matcher, s, rng)
-        if draft and y == draft[0] and y not in stop:
+        y = draw(rows[at], self.matcher, s, rng)
+        if at < len(draft) and y == draft[at] and y not in stop:
             return 1, None
         return 0, y

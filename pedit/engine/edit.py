@@ -36,14 +36,8 @@ SPECULATE = ("auto", "fixed", "off")
 def local(backend: AnyBackend) -> bool:
     """Which loop this backend runs, the one place that asks: a LocalBackend's (tokens and
     logits here: drafts verified, a keep-bias, a grammar, a cached prompt start) or a
-    RemoteBackend's (text from a server: engine/remote.py)."""
+    RemoteBackend's (text from a server: engine/remote.py; no keep-bias, no grammar)."""
     return backend.capabilities.logits
-
-
-def steers(backend: AnyBackend) -> bool:
-    """Can a run on this backend bias or mask the model's next token (a keep-bias, a
-    grammar)? Only where the logits are: a local backend."""
-    return local(backend)
 
 
 def prompt_size(backend: AnyBackend, req: EditRequest, kind: str) -> int:

@@ -12,7 +12,7 @@ accelerates (plain decoding, decode.generate, is the baseline it reproduces).
         walk rows[i] (the logits after pending + d_1..d_i), i = 0, 1, ...:
             F (i > 0): the drafts equal to F's first tokens are in the cache already (i
                 advances); the rest of F waits for the next pass
-            else: m, y = rule.verify(rows[i:], d_i+1..d_k)  # d_i+1..d_i+m accepted; y the
+            else: m, y = rule.verify(rows, d_1..d_k, i)  # d_i+1..d_i+m accepted; y the
                 model's own token (pending), or None: look at the rule again after them
         truncate the KV cache to base + len(pending) + i; score every proposal against the
         emitted tokens (acceptance estimates)
@@ -66,10 +66,17 @@ class Rule(Protocol):
         """The tokens were emitted."""
 
     def verify(
-        self, rows: np.ndarray, draft: Sequence[int], s: Sampling, rng: np.random.Generator, stop: Container
+        self,
+        rows: np.ndarray,
+        draft: Sequence[int],
+        at: int,
+        s: Sampling,
+        rng: np.random.Generator,
+        stop: Container,
     ) -> tuple[int, int | None]:
-        """(m, y): draft[:m] accepted from rows[0..m-1]; y the token drawn from rows[m],
-        or None when the rule must be asked again after the m tokens."""
+        """The walk from rows[at] (the logits after draft[:at]): (m, y), draft[at:at+m]
+        accepted; y the token drawn from rows[at+m], or None when the rule must be asked
+        again after the m tokens."""
 
 
 class Free:
@@ -86,8 +93,8 @@ class Free:
     def consume(self, tokens: Sequence[int]) -> None:
         pass
 
-    def verify(self, rows, draft, s, rng, stop) -> tuple[int, int | None]:
-        return verify(rows, draft, s, rng, stop)
+    def verify(self, rows, draft, at, s, rng, stop) -> tuple[int, int | None]:
+        return verify(rows[at:], draft[at:] if at else draft, s, rng, stop)  # y is never None: once a pass
 
 
 FREE = Free()
@@ -126,7 +133,10 @@ class _Answer:
         self.pending: list[int] = []  # emitted, not yet in the KV cache
         self.coalesced = 0  # forced tokens that took no pass of their own, in this pass
         self.foresaw = False  # the draft's token where EOS was drawn was EOS: not a rejection
-        self._run: tuple[list[int], list[str], str] = ([], [], "")  # accepted drafts not yet yielded
+        # accepted drafts not yet yielded (one event per run: flush), their text, their drafter
+        self._run: list[int] = []
+        self._texts: list[str] = []
+        self._label = ""
 
     def emit(self, tokens: Sequence[int]) -> tuple[list[int], str]:
         """Emit tokens, stopping where the Emitter stops; consume them everywhere."""
@@ -145,14 +155,14 @@ class _Answer:
     def accept(self, tokens: Sequence[int], label: str) -> None:
         """Accepted drafts, yielded as one event per run (flush)."""
         taken, text = self.emit(tokens)
-        run, pieces, _ = self._run
-        self._run = (run + taken, [*pieces, text], label)
+        self._run += taken
+        self._texts.append(text)
+        self._label = label
 
     def flush(self) -> Iterator[Event]:
-        run, pieces, label = self._run
-        if run:
-            yield TokensAccepted(tuple(run), "".join(pieces), label)
-        self._run = ([], [], "")
+        if self._run:
+            yield TokensAccepted(tuple(self._run), "".join(self._texts), self._label)
+            self._run, self._texts = [], []
 
     def forced(self, tokens: Sequence[int]) -> Iterator[Event]:
         yield from self.flush()
@@ -271,7 +281,7 @@ def _walk(a: _Answer, p: _Pass):
         if rule.done:
             out.stop = "eos"
             break
-        m, y = rule.verify(p.rows[i:], guess[i:], a.s, a.rng, a.backend.eos_ids)
+        m, y = rule.verify(p.rows, guess, i, a.s, a.rng, a.backend.eos_ids)
         if m:
             a.accept(guess[i : i + m], p.label)
             i, accepted = i + m, accepted + m
@@ -294,7 +304,7 @@ def _account(a: _Answer, p: _Pass, kept: tuple[int, int], emitted: int) -> None:
     the kept drafts that were emitted), the forced tokens that took no pass of their own."""
     (i, accepted), k, n = kept, len(p.guess), p.evaluated
     a.backend.truncate(p.base + n + i)
-    rejected = k - i - (a.foresaw and i < k)
+    rejected = k - i - a.foresaw  # foresaw: i < k, and the draft's token there was EOS
     seconds, steps = time.perf_counter() - p.t, n + min(i, emitted)
     a.tracker.step(k, accepted, rejected, seconds, p.label, p.base, steps, coalesced=a.coalesced)
     a.foresaw, a.coalesced = False, 0
