@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pedit.app import config
+from pedit.app.machine import CPUS
 from pedit.cli.app import app, cli
 from pedit.errors import UsageError
 from pedit.hook import rules
@@ -39,6 +40,10 @@ BAD_SETTINGS = [
     ("keep_bias", "keep_bias = nan"),
     ("keep_bias", "keep_bias = inf"),
     ("timeout", "timeout = inf"),
+    ("threads", "threads = 100000"),  # llama.cpp aborted in its allocator (issue 37)
+    ("threads", f"threads = {CPUS + 1}"),  # more than this machine lets pedit use
+    ("base_url", 'base_url = "ftp://x"'),  # was accepted, then named --base-url, a flag never given
+    ("base_url", 'base_url = "localhost:8000"'),
 ]
 
 
@@ -81,6 +86,64 @@ def test_tool_pedit_that_is_not_a_table(project):
     assert_usage_error(invoke(*FIX), "[tool.pedit]", str(project / "pyproject.toml"))
     (project / "pyproject.toml").write_text("tool = 5\n")  # no [tool.pedit]: not pedit's to judge
     assert invoke(*FIX).exit_code == 0
+
+
+LATIN1 = '[project]\nname = "caf\xe9"\n'.encode("latin-1")  # not UTF-8, so not TOML
+
+
+@pytest.mark.parametrize("where", ["user", "project", "dotfile"])
+def test_a_config_file_that_is_not_utf8_is_a_usage_error_naming_it(project, isolated_dirs, where):
+    """Was an internal error (UnicodeDecodeError, exit 70) that named no file (issue 37)."""
+    path = {
+        "user": isolated_dirs / "config" / "pedit" / "config.toml",
+        "project": project / "pyproject.toml",
+        "dotfile": project / ".pedit.toml",
+    }[where]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(LATIN1 + b"[tool.pedit]\n" if where == "project" else b"# pedit\n" + LATIN1)
+    args = FIX
+    if where == "dotfile":
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        args = ("hook", "run", "x.md", "-b", "reference")
+    result = invoke(*args)
+    assert_usage_error(result, str(path), "not UTF-8 (byte 0xe9")
+
+
+def test_a_pyproject_that_does_not_mention_pedit_never_stops_it(project):
+    """Another tool's pyproject.toml, unreadable as TOML (latin-1, or broken), cannot hold a
+    [tool.pedit] table: pedit and its hook go on as if it were not there."""
+    for content in (LATIN1, b"[project\nname = 'x'\n"):
+        (project / "pyproject.toml").write_bytes(content)
+        result = invoke(*FIX)
+        assert result.exit_code == 0, result.stderr
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        result = invoke("hook", "run", "x.md", "-b", "reference")
+        assert result.exit_code == 0 and "ok x.md" in result.output, (result.output, result.stderr)
+    (project / "pyproject.toml").write_bytes(b"[tool.pedit\nmodel = 'x'\n")  # broken, and pedit's
+    assert_usage_error(invoke(*FIX), str(project / "pyproject.toml"), "cannot read config file")
+
+
+def test_threads_beyond_this_machines_cpus_is_a_usage_error_naming_the_flag(project):
+    """--threads 512 ran for minutes on a one-line file; a config's 100000 aborted (exit 134)."""
+    for value in (CPUS + 1, 512):
+        result = invoke("fix", "x.md", "-b", "reference", "--diff", "--threads", value)
+        assert_usage_error(result, "--threads", f"1<=x<={CPUS}")
+    assert invoke("fix", "x.md", "-b", "reference", "--diff", "--threads", CPUS).exit_code == 0
+
+
+def test_base_url_is_checked_as_a_setting_wherever_it_is_given(project, isolated_dirs, monkeypatch):
+    """`pedit config` refuses a config file's bad base_url, naming the key and the file (it
+    passed, and a run then blamed --base-url, a flag never given); the flag names itself."""
+    path = isolated_dirs / "config" / "pedit" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('base_url = "ftp://x"\n')
+    assert_usage_error(invoke("config"), "base_url", str(path), "http(s) URL")
+    path.unlink()
+    monkeypatch.setenv("PEDIT_BASE_URL", "ftp://x")
+    assert_usage_error(invoke("config"), "base_url", "env PEDIT_BASE_URL")
+    monkeypatch.delenv("PEDIT_BASE_URL")
+    assert_usage_error(invoke("fix", "x.md", "-b", "openai", "--base-url", "ftp://x", "--diff"), "--base-url")
+    assert invoke("config").exit_code == 0
 
 
 def test_bad_environment_values(project, monkeypatch):

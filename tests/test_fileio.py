@@ -13,6 +13,8 @@ import json
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pedit.app import fileio
@@ -220,3 +222,32 @@ def test_render_conventions():
     assert crlf.render("a\nc\n\n") == "a\r\nc"
     lf = fileio.decode(b"a\n\n", "x")
     assert lf.render("a\n\n") == "a\n\n" and lf.render("a") == "a\n"
+
+
+# --- a file with both line endings keeps each line's own (issue 37) ---------------------------
+
+LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)
+
+
+@given(st.lists(st.tuples(LINE, st.sampled_from(["\n", "\r\n"])), max_size=12), LINE)
+def test_a_mixed_file_reads_and_renders_back_byte_exact(lines, last):
+    data = ("".join(line + end for line, end in lines) + last).encode("utf-8")
+    source = fileio.decode(data, "x")
+    assert source.encode(source.text) == data
+
+
+def test_a_rewrite_of_a_mixed_file_changes_only_the_endings_of_the_lines_it_changes(tmp_path):
+    """A CRLF file with some LF lines (a patch applied on another system): the answer's kept
+    lines keep their endings, a changed line the one of the line in its place, an added line
+    the file's most common ending. Before, every line took the most common one, a change no
+    diff showed."""
+    data = b"one\r\ntwo\ntree\r\nfour\nfive\r\n"
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(data)
+    source = fileio.read(path)
+    assert source.newline == "\r\n" and source.endings == ("\r\n", "\n", "\r\n", "\n", "\r\n")
+    after = fileio.write(source, "one\ntwo\nthree\nfour\nadded\nfive\n")
+    assert path.read_bytes() == b"one\r\ntwo\nthree\r\nfour\nadded\r\nfive\r\n"
+    fileio.write(after, "one\ntwo\nthree\nfour\nfive\n")  # the written Source knows its new endings
+    assert path.read_bytes() == b"one\r\ntwo\nthree\r\nfour\nfive\r\n"
+    assert fileio.decode(b"a\r\nb\r\n").endings == fileio.decode(b"a\nb").endings == ()

@@ -219,6 +219,93 @@ def test_skip_and_no_verify(repo):
     assert committed(repo, "notes.md") == NOTES
 
 
+def status(repo: Path, path: str) -> str:
+    return sh("git", "status", "--short", "--", path, cwd=repo).stdout
+
+
+@pytest.mark.parametrize("restage", [True, False])
+def test_a_commit_that_names_its_files_never_leaves_the_index_undoing_the_fix(tmp_path, restage):
+    """`git commit -m x q.md` runs the hook on a temporary index that git drops after the
+    commit, keeping its own (locked meanwhile) with the text from before the fix. A fix
+    staged there was committed, then undone by the next commit that skipped the hook
+    (issue 37). Now, as pre-commit does for every fix, it is left in the working tree for
+    review and the commit stops; committing again the same way commits the fix, and the
+    index keeps it."""
+    repo = make_repo(tmp_path / "r", extra=f"restage = {str(restage).lower()}\n")
+    (repo / "q.md").write_text("Partial.\n")
+    (repo / "r.md").write_text("Other.\n")
+    sh("git", "add", "q.md", "r.md", cwd=repo)
+    sh("git", "commit", "-qm", "init", "--no-verify", cwd=repo)
+    install(repo)
+    (repo / "q.md").write_text(NOTES)
+    seed_fix(repo, "q.md", NOTES, FIXED)
+    first = sh("git", "commit", "-m", "partial", "q.md", cwd=repo, check=False)
+    assert first.returncode == 1, first.stderr
+    note = " (not staged: a commit that names its files commits a temporary index git then drops)"
+    review = "; review and `git add` it, then commit again"
+    assert f"fixed q.md: 1 change(s) (cached){note if restage else ''}{review}" in first.stderr.splitlines()
+    assert committed(repo, "q.md") == "Partial.\n" == staged(repo, "q.md")  # nothing committed or staged
+    assert (repo / "q.md").read_text() == FIXED and status(repo, "q.md") == " M q.md\n"
+    second = sh("git", "commit", "-m", "partial", "q.md", cwd=repo, check=False)  # after review
+    assert second.returncode == 0 and "ok q.md: no changes" in second.stderr, second.stderr
+    assert committed(repo, "q.md") == FIXED == staged(repo, "q.md") and status(repo, "q.md") == ""
+    (repo / "r.md").write_text("Other, changed.\n")
+    sh("git", "add", "r.md", cwd=repo)
+    assert commit(repo, "next", env={"SKIP": "pedit"}).returncode == 0
+    assert committed(repo, "q.md") == FIXED and committed(repo, "r.md") == "Other, changed.\n"
+    assert sh("git", "status", "--short", cwd=repo).stdout == ""
+
+
+def test_commit_all_restages_into_the_index_git_keeps(tmp_path):
+    """`git commit -a` runs the hook on git's own index's lock file, which git then renames
+    into place: a fix staged there is committed and stays staged."""
+    repo = make_repo(tmp_path / "r", extra="restage = true\n")
+    (repo / "q.md").write_text("Partial.\n")
+    sh("git", "add", "q.md", cwd=repo)
+    sh("git", "commit", "-qm", "init", "--no-verify", cwd=repo)
+    install(repo)
+    (repo / "q.md").write_text(NOTES)
+    seed_fix(repo, "q.md", NOTES, FIXED)
+    result = sh("git", "commit", "-a", "-m", "all", cwd=repo, check=False)
+    assert result.returncode == 0 and "fixed q.md: 1 change(s) (cached) (staged)" in result.stderr, (
+        result.stderr
+    )
+    assert committed(repo, "q.md") == FIXED == staged(repo, "q.md") == (repo / "q.md").read_text()
+    assert sh("git", "status", "--short", cwd=repo).stdout == ""
+
+
+def test_a_hook_stopped_midway_has_said_what_it_changed(tmp_path):
+    """SIGTERM while the model works on the second file: the first file's fix is written and
+    its line was printed when it was done, not lost with a summary never printed (issue 37);
+    the last line says nothing else changed."""
+    repo = make_repo(tmp_path / "r")
+    (repo / "a.md").write_text(NOTES)
+    (repo / "b.md").write_text("Another file.\n")
+    sh("git", "add", "a.md", "b.md", cwd=repo)
+    seed_fix(repo, "a.md", NOTES, FIXED)
+    script = f"""
+import os, signal, sys
+from pedit.hook.rewriter import Rewriter
+from pedit.cli.app import main
+def stopped(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)
+Rewriter.rewrite = stopped
+os.chdir({str(repo)!r})
+sys.argv = ["pedit", "hook", "run"]
+main()
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 143, result.stderr
+    assert result.stdout.splitlines() == [
+        "fixed a.md: 1 change(s) (cached); review and `git add` it, then commit again"
+    ]
+    assert result.stderr.splitlines()[-1] == (
+        "pedit: error: terminated; the lines above say what was changed, nothing else was"
+    )
+    assert (repo / "a.md").read_text() == FIXED and (repo / "b.md").read_text() == "Another file.\n"
+    assert staged(repo, "a.md") == NOTES
+
+
 def test_model_missing_stops_the_commit_with_a_clear_line(repo):
     (repo / "pyproject.toml").write_text(
         PYPROJECT.format(extra="").replace('backend = "reference"', 'model = "/nowhere/model.gguf"')

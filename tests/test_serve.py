@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -437,6 +438,16 @@ def serve_process() -> Iterator[tuple[subprocess.Popen, str]]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_stopped_server_says_it_stopped_not_that_a_file_was_not_written():
+    """SIGTERM (systemd's stop, `kill`) ends `pedit serve` with 143 and a line about the
+    server: it rewrites no file, so the rewrite commands' sentence was untrue (issue 37)."""
+    with serve_process() as (proc, _):
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "pedit: error: terminated; the server stopped"
 
 
 def test_the_pedit_serve_command_serves(tmp_path):

@@ -22,6 +22,11 @@ Every layer's values go through the same table (KEYS: type and allowed values or
 the command line's click options use the same ranges, a test checks it): a bad value is
 a UsageError naming the key and where it came from. `pedit config` prints the effective
 settings and their sources.
+
+A config file is TOML, so UTF-8: one that is not, or is not TOML, is a UsageError naming
+the file, except a pyproject.toml that does not mention pedit (it cannot hold a
+[tool.pedit] table, so it is none of pedit's business: another tool's broken file does not
+stop pedit, nor every commit of a repository with pedit's hook).
 """
 
 from __future__ import annotations
@@ -29,17 +34,19 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import platformdirs
 
 from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
+from .machine import CPUS
 from .templates import check_overrides
 
 if TYPE_CHECKING:
@@ -53,15 +60,20 @@ TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true
 @dataclass(frozen=True)
 class Key:
     """One setting: its type (an int is accepted for a float), what it allows (a tuple of
-    choices, or a range lo <= value <= hi, either end open) and its default."""
+    choices, or a range lo <= value <= hi, either end open, or a test `valid`) and its
+    default; `what` says in words what it allows, where the range or the test does not."""
 
     type: type
     choices: tuple | None = None
     lo: float | None = None
     hi: float | None = None
     default: object = None
+    valid: Callable[[object], bool] | None = None
+    what: str = ""
 
     def describe(self) -> str:
+        if self.what:
+            return self.what
         if self.choices:
             return f"one of {', '.join(map(str, self.choices))}"
         what = TYPE_NAMES[self.type]
@@ -79,9 +91,19 @@ class Key:
         ok = ok and (self.type is not float or math.isfinite(value))  # TOML allows nan and inf
         if self.choices and not (ok and value in self.choices):
             raise UsageError(f"{where}: unknown {name} {value!r}; {name} must be {self.describe()}")
-        if not (ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)):
+        ok = ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
+        if not (ok and (self.valid is None or self.valid(value))):
             raise UsageError(f"{where}: {name} must be {self.describe()} (got {value!r})")
         return value
+
+
+def http_url(value: object) -> bool:
+    """An http(s) URL with a host: what an OpenAI-compatible server's base_url must be."""
+    try:
+        parts = urlsplit(str(value))
+    except ValueError:  # a bad IPv6 literal, say
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 KEYS: dict[str, Key] = {
@@ -93,10 +115,13 @@ KEYS: dict[str, Key] = {
     "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
     "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
     "n_ctx": Key(int, lo=256, default=8192),
-    "threads": Key(int, lo=1),  # None: all usable CPUs
+    "threads": Key(
+        int, lo=1, hi=CPUS, what=f"an integer from 1 to {CPUS}, the CPUs this machine lets pedit use"
+    ),
+    # None: all of them
     # backend "openai": an OpenAI-compatible server (docs/scale.md); its API key only from
     # --api-key(-file), PEDIT_API_KEY or OPENAI_API_KEY, never a config file
-    "base_url": Key(str),
+    "base_url": Key(str, valid=http_url, what="an http(s) URL, e.g. http://127.0.0.1:8000/v1"),
     "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer (each read)
     "deadline": Key(float, lo=0.1, default=1800.0),  # seconds for a whole answer (backends/openai.py)
     "jobs": Key(int, lo=1, hi=64),  # files at once on a server; None: JOBS_REMOTE (a local model: 1)
@@ -125,8 +150,14 @@ config_path = user_config_path  # the name `pedit models` shows
 
 
 def project_table(path: Path) -> dict | None:
-    """The [tool.pedit] table of a pyproject.toml, None when it has none."""
-    tool = _load(path).get("tool", {})
+    """The [tool.pedit] table of a pyproject.toml, None when it has none (or is a file pedit
+    cannot read that does not mention pedit)."""
+    try:
+        tool = load_toml(path).get("tool", {})
+    except UsageError:
+        if not _mentions_pedit(path):
+            return None
+        raise
     if not isinstance(tool, dict) or "pedit" not in tool:
         return None
     if not isinstance(tool["pedit"], dict):
@@ -144,14 +175,31 @@ def project_config_path(start: Path | None = None) -> Path | None:
     return None
 
 
-def _load(path: Path) -> dict:
+def load_toml(path: Path) -> dict:
+    """A config file's TOML ({} when there is none); a UsageError naming the file for one
+    that cannot be read, is not UTF-8 (TOML's encoding) or is not TOML."""
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"cannot read config file {path}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start});"
+            " TOML files are UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"cannot read config file {path}: {exc}") from exc
+
+
+def _mentions_pedit(path: Path) -> bool:
+    try:
+        return b"pedit" in path.read_bytes()
+    except OSError:
+        return False
 
 
 def _check(data: object, where: str) -> dict:
@@ -229,7 +277,7 @@ def resolve(
     """Effective settings. `path`: the user config file (default: the platform's);
     `project`: a pyproject.toml, or True to search from the current directory, or None."""
     user_path = path or user_config_path()
-    layers: list[tuple[dict, str]] = [(_check(_load(user_path), str(user_path)), f"config {user_path}")]
+    layers: list[tuple[dict, str]] = [(_check(load_toml(user_path), str(user_path)), f"config {user_path}")]
     project_path = project_config_path() if project is True else project
     if project_path:
         table = project_table(project_path) or {}

@@ -4,16 +4,25 @@ Reading (black and pip are the anchors): bytes first; the encoding is kept (UTF-
 with a BOM, UTF-16 with its BOM, latin-1 as the last resort for 8-bit text), and so are
 the newline style (LF or CRLF) and whether the file ends with a newline. The model sees
 plain "\\n" text; `render()` puts the original conventions back on its answer, even when
-the model changed them.
+the model changed them. A file with both endings keeps each line's own: a line of the
+answer takes the ending of the line it matches in the file (difflib's alignment of the
+lines; a replaced line the ending of the one in its place, an added line the file's most
+common ending), so a rewrite changes no ending the user did not see change in the diff.
 
 Writing: the new bytes go to a temporary file in the same directory, which is flushed,
 fsynced and given the original's permission bits, then `os.replace`d over the target in
 one atomic step (black's writes are not atomic, its issue #2479). The temporary file is
 removed on any exception, KeyboardInterrupt included, so the original is either untouched
-or entirely replaced. A symlink is written through to its target; a file with other hard
-links is refused unless forced (replacing it would silently split the links). The
-temporary file takes the original's owner and group (refused when they cannot be kept:
-a file never changes hands), mode bits and extended attributes (POSIX ACLs among them).
+or entirely replaced. The last check, the rename, the directory's fsync and the record of
+the write (`written()`, what a message on Ctrl-C or SIGTERM names) are one step that a
+signal does not split: Ctrl-C and SIGTERM wait until it is done (`uninterrupted`). A
+temporary file left by a pedit that was killed (SIGKILL, a power cut) carries its process
+id in its name and is removed by the next write of that file.
+
+A symlink is written through to its target; a file with other hard links is refused unless
+forced (replacing it would silently split the links). The temporary file takes the
+original's owner and group (refused when they cannot be kept: a file never changes hands),
+mode bits and extended attributes (POSIX ACLs among them).
 
 No lost updates: `read` remembers what it read (a `Stamp`: the link's target, device,
 inode, size, mtime_ns and sha256 of the bytes) and `write` checks, just before the
@@ -27,17 +36,22 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import difflib
 import errno
 import fcntl
 import hashlib
 import os
+import re
+import signal
 import stat
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import ConflictError, UsageError
+from ..errors import ConflictError, PeditError, UsageError
 
 TEXT_BYTES = bytes([9, 10, 12, 13, *range(32, 256)])
 BOMS = [
@@ -90,6 +104,7 @@ class Source:
     path: Path | None = None  # None for stdin
     stamp: Stamp | None = None  # what was read (None for stdin)
     label: str = "stdin"  # the name of what has no path (--stdin-filename)
+    endings: tuple[str, ...] = ()  # a file with both endings: each line's ("\n" or "\r\n"); () if one style
 
     @property
     def name(self) -> str:
@@ -102,6 +117,8 @@ class Source:
             text += "\n"
         elif not self.trailing_newline:
             text = text.rstrip("\n")
+        if self.endings:
+            return _with_endings(text, self.text, self.endings, self.newline)
         return text.replace("\n", self.newline) if self.newline != "\n" else text
 
     def encode(self, text: str) -> bytes:
@@ -138,7 +155,30 @@ def decode(data: bytes, name: str = "stdin", path: Path | None = None) -> Source
         trailing_newline=text.endswith("\n"),
         path=path,
         label=name,
+        endings=line_endings(text),
     )
+
+
+def line_endings(text: str) -> tuple[str, ...]:
+    """Each line's ending in `text` ("\\r\\n" or "\\n") when it has both, else ()."""
+    crlf = text.count("\r\n")
+    if crlf == 0 or crlf == text.count("\n"):
+        return ()
+    return tuple("\r\n" if line.endswith("\r") else "\n" for line in text.split("\n")[:-1])
+
+
+def _with_endings(new: str, old: str, endings: tuple[str, ...], common: str) -> str:
+    """`new` ("\\n" newlines) with each line ending as the line of `old` it matches did."""
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    ends = [common] * (len(new_lines) - 1)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            for j in range(j1, min(j2, len(ends))):
+                i = min(i1 + j - j1, i2 - 1)  # the line in its place (past the old block's end: its last)
+                if i < len(endings):
+                    ends[j] = endings[i]
+    return "".join(line + end for line, end in zip(new_lines, [*ends, ""], strict=True))
 
 
 MAX_BYTES = 16 * 1024 * 1024  # ~4M tokens: a day of decoding on a laptop; more is a mistake
@@ -227,16 +267,51 @@ def write(source: Source, text: str) -> Source:
     assert source.path is not None
     data = source.encode(text)
     stamp = write_bytes(source.path, data, source.stamp)
-    return replace(source, text=text, stamp=stamp)
+    return replace(source, text=text, stamp=stamp, endings=line_endings(source.render(text)))
+
+
+_WRITTEN: list[Path] = []  # every file this process replaced, in order
+
+
+def written() -> tuple[Path, ...]:
+    """The files this process has replaced (as their paths were given), oldest first."""
+    return tuple(_WRITTEN)
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done, then take effect as they would have
+    (their handlers run on the way out). Python runs signal handlers in the main thread
+    only, so elsewhere there is nothing to hold; a handler set outside Python is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    signals = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not None]
+    before = {s: signal.signal(s, lambda number, _frame: held.append(number)) for s in signals}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        for number in dict.fromkeys(held):
+            signal.raise_signal(number)  # the handler runs now (KeyboardInterrupt, Terminated)
 
 
 def write_bytes(path: Path, data: bytes, expect: Stamp | None = None) -> Stamp:
     """Atomically replace the file at `path` (through a symlink) with `data`, keeping its
-    owner, group, mode and extended attributes: a temporary file beside it, fsync,
-    `expect` checked, rename; the temporary file removed on any failure. The new Stamp."""
+    owner, group, mode and extended attributes: a temporary file beside it, fsync, then in
+    one uninterrupted step `expect` checked, rename, the directory fsynced and the write
+    recorded; the temporary file removed on any failure. The new Stamp."""
     source_path = path
     target = path.resolve()  # through a symlink to the file it points at
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".pedit")
+    _remove_stale(target)
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".pedit"
+        )
+    except OSError as exc:
+        raise _write_error(source_path, target, exc) from exc
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -245,16 +320,67 @@ def write_bytes(path: Path, data: bytes, expect: Stamp | None = None) -> Stamp:
             _same_metadata(f.fileno(), target, source_path)
             os.fsync(f.fileno())
             st = os.fstat(f.fileno())
-        if expect is not None:
-            expect.check(source_path)
-        os.replace(tmp, target)
+        with uninterrupted():
+            if expect is not None:
+                expect.check(source_path)
+            os.replace(tmp, target)
+            _WRITTEN.append(source_path)
+            _fsync_dir(target.parent)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            raise UsageError(f"{source_path}: cannot write ({exc.strerror}); the file is unchanged") from exc
+            raise _write_error(source_path, target, exc) from exc
         raise
-    _fsync_dir(target.parent)
     return Stamp.of(target, st, data)
+
+
+def _write_error(path: Path, target: Path, exc: OSError) -> PeditError:
+    """A write that failed: the file (or its folder) deleted while pedit ran is a conflict
+    (exit 4), anything else a write error (exit 2); either way nothing was written."""
+    if isinstance(exc, FileNotFoundError) and not target.exists():
+        return ConflictError(f"{path}: deleted while pedit ran; nothing written")
+    return UsageError(f"{path}: cannot write ({exc.strerror}); the file is unchanged")
+
+
+STALE_SECONDS = 3600  # a temporary file without a process id (an older pedit's) this old is left over
+_TEMP = re.compile(r"(?:(?P<pid>\d+)\.)?[a-z0-9_]{8}")  # between .NAME. and .pedit: mkstemp's 8 characters
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove the temporary files of `target` that a killed pedit left: `.NAME.PID.*.pedit`
+    whose process is gone (or, with no process id in the name, older than STALE_SECONDS).
+    A live pedit's are kept; nothing here stops a write."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".pedit")]
+    except OSError:
+        return
+    for name in names:
+        mine = _TEMP.fullmatch(name[len(prefix) : -len(".pedit")])  # not another file's (NAME.x)
+        if mine is None:
+            continue
+        path = target.parent / name
+        try:
+            if mine["pid"]:
+                stale = not _alive(int(mine["pid"]))
+            else:
+                stale = time.time() - path.lstat().st_mtime > STALE_SECONDS
+            if stale and path.is_file() and not path.is_symlink():
+                path.unlink()
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: alive
+    return True
 
 
 def _same_metadata(fd: int, target: Path, path: Path) -> None:

@@ -54,9 +54,9 @@ class PeditGroup(TyperGroup):
             error = as_error(exc)
             _fail(ctx, error.message, error.exit_code)
         except Terminated:
-            _fail(ctx, "terminated; the file being rewritten was not written", ExitCode.TERMINATED)
+            _fail(ctx, _stopped("terminated", ctx.invoked_subcommand), ExitCode.TERMINATED)
         except KeyboardInterrupt:
-            _fail(ctx, "interrupted; the file being rewritten was not written", ExitCode.INTERRUPTED)
+            _fail(ctx, _stopped("interrupted", ctx.invoked_subcommand), ExitCode.INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except BrokenPipeError:  # `pedit ... | head`: click's main ends quietly with 1, as rich does
@@ -66,6 +66,27 @@ class PeditGroup(TyperGroup):
                 traceback.print_exc()
             message = f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)"
             _fail(ctx, message, ExitCode.INTERNAL)
+
+
+REWRITES = ("fix", "refactor", "summarize", "edit", "extract", "tui")  # the commands that write files
+
+
+def _stopped(how: str, command: str | None) -> str:
+    """What a stop (Ctrl-C, SIGTERM) left, truly: a write is never split by a signal
+    (fileio.uninterrupted), so the files this process replaced are exactly fileio.written()."""
+    from ..app import fileio
+
+    if command == "serve":
+        return f"{how}; the server stopped"
+    if command == "hook":
+        return f"{how}; the lines above say what was changed, nothing else was"
+    if command not in REWRITES:
+        return how
+    done = [str(p) for p in fileio.written()]
+    if not done:
+        return f"{how}; no file was changed"
+    names = ", ".join(done[:3]) + (f" and {len(done) - 3} more" if len(done) > 3 else "")
+    return f"{how} after writing {names}; no other file was changed"
 
 
 def _fail(ctx: click.Context, message: str, code: int):

@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 
+from ..app.machine import CPUS
 from ..errors import UsageError
 
 QUALITY_CONFIGS = ",".join(
@@ -90,7 +91,9 @@ NoPeers = Annotated[
     typer.Option(help="Skip llama-cpp-python's and transformers' own prompt lookup.", show_default=False),
 ]
 NCtx = Annotated[int, typer.Option(min=256)]
-Threads = Annotated[int | None, typer.Option(min=1, help="CPU threads. [default: all usable]")]
+Threads = Annotated[
+    int | None, typer.Option(min=1, max=CPUS, help=f"CPU threads, at most {CPUS} here. [default: all usable]")
+]
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print the runs and ratios as JSON (no table).", show_default=False)
 ]

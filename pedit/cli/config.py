@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from ..app import config
+from ..app.machine import CPUS
 from ..app.templates import templates
 
 
@@ -15,7 +16,7 @@ def config_command():
     """Show the effective settings and where each came from."""
     settings = config.resolve({})
     console = Console(soft_wrap=True)
-    unset = {"threads": "(all usable CPUs)"}  # keep_bias, spelling, chunk_tokens: the command's
+    unset = {"threads": f"(all {CPUS} CPUs)", "base_url": "(none)"}  # the rest: the command's
     for key, setting in settings.items():
         value = unset.get(key, "(the command's)") if setting.value is None else str(setting.value)
         console.print(f"{key:<12} {value:<20} from {setting.source}", highlight=False)

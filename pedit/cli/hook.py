@@ -94,10 +94,9 @@ def run_command(
     )  # fmt: skip
     settings = config.resolve({"model": model, "backend": backend})
     outcome = run_hook(
-        repo, hook_config, settings, list(files) if files else None, notify=lambda s: typer.echo(s, err=True)
-    )
-    for line in outcome.lines:
-        typer.echo(line)
+        repo, hook_config, settings, list(files) if files else None, notify=lambda s: typer.echo(s, err=True),
+        echo=typer.echo,
+    )  # fmt: skip
     if outcome.code:
         sys.exit(int(outcome.code))
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import click
 import typer
 
+from ..app.machine import CPUS
 from ..errors import UsageError
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
@@ -149,9 +150,25 @@ Backend = Annotated[
         rich_help_panel=MODEL,
     ),
 ]
+
+
+class HttpUrl(click.ParamType):
+    """An http(s) URL with a host (config.http_url, the base_url setting's test)."""
+
+    name = "url"
+
+    def convert(self, value, param, ctx):
+        from ..app.config import http_url
+
+        if not http_url(value):
+            self.fail(f"{value!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1).", param, ctx)
+        return value
+
+
 BaseUrl = Annotated[
     str | None,
     typer.Option(
+        click_type=HttpUrl(),
         metavar="URL",
         help="With -b openai: the server, e.g. http://127.0.0.1:8000/v1 (-m: its model name). "
         "[env: PEDIT_BASE_URL]",
@@ -188,7 +205,13 @@ NCtx = Annotated[
     int | None, typer.Option(min=256, help="Context window in tokens. [default: 8192]", rich_help_panel=MODEL)
 ]
 Threads = Annotated[
-    int | None, typer.Option(min=1, help="CPU threads. [default: all usable]", rich_help_panel=MODEL)
+    int | None,
+    typer.Option(
+        min=1,
+        max=CPUS,
+        help=f"CPU threads, at most the {CPUS} this machine lets pedit use. [default: all]",
+        rich_help_panel=MODEL,
+    ),
 ]
 
 # Decoding

@@ -15,6 +15,7 @@ so unstaged changes survive.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -23,9 +24,11 @@ from pathlib import Path
 from ..errors import ConflictError, UsageError
 
 
-def git(*args: str, cwd: Path, data: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def git(
+    *args: str, cwd: Path, data: bytes | None = None, check: bool = True, env: dict | None = None
+) -> subprocess.CompletedProcess:
     try:
-        result = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True)
+        result = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, env=env)
     except FileNotFoundError as exc:
         raise UsageError("git is not installed") from exc
     if check and result.returncode != 0:
@@ -106,6 +109,24 @@ def set_staged(repo: Path, path: str, data: bytes, expect: str) -> None:
         raise ConflictError(f"{path}: its staged content changed while pedit ran")
     sha = git("hash-object", "-w", "--stdin", cwd=repo, data=data).stdout.decode().strip()
     git("update-index", "--cacheinfo", f"{entry[0]},{sha},{path}", cwd=repo)
+
+
+def kept_index(repo: Path) -> bool:
+    """Whether the index git commits from is the one it keeps afterwards: its own index (a
+    plain commit), or that index's lock file (`git commit -a` or `-i`: git writes the new
+    index there, runs the hook on it, then renames it into place). Not so for a commit that
+    names its files (`git commit FILE`, `--only`): git keeps its own index, updated with
+    FILE, locked away, and runs the hook on a temporary one (GIT_INDEX_FILE, next-index-PID)
+    that it drops after the commit; what the hook stages there is committed, then lost from
+    the index, which goes on holding the text before the fix (githooks(5), git commit's
+    prepare_index)."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if not named:
+        return True
+    plain = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}
+    own = git("rev-parse", "--git-path", "index", cwd=repo, env=plain).stdout.decode().strip()
+    own_path = (repo / own).resolve()
+    return (repo / named).resolve() in (own_path, own_path.with_name(own_path.name + ".lock"))
 
 
 def in_head(repo: Path, path: str) -> bool:

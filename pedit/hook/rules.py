@@ -27,11 +27,10 @@ Model and backend come from the usual settings (`pedit config`).
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..app.config import Key, check_table, project_table
+from ..app.config import Key, check_table, load_toml, project_table
 from ..errors import UsageError
 
 MODES = ("fix", "check")
@@ -90,20 +89,12 @@ def load(repo: Path) -> HookConfig:
     dotfile = repo / ".pedit.toml"
     pyproject = repo / "pyproject.toml"
     if dotfile.is_file():
-        return parse(_read(dotfile).get("hook", {}), f"{dotfile} [hook]")
+        return parse(load_toml(dotfile).get("hook", {}), f"{dotfile} [hook]")
     if pyproject.is_file():
         table = project_table(pyproject) or {}
         if "hook" in table:
             return parse(table["hook"], f"{pyproject} [tool.pedit.hook]")
     return HookConfig()
-
-
-def _read(path: Path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from exc
 
 
 def parse(table: object, where: str) -> HookConfig:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import models
@@ -47,14 +47,19 @@ from .rules import HookConfig
 
 @dataclass
 class HookReport:
-    """What the hook prints, and whether the commit should stop."""
+    """What the hook prints, and whether the commit should stop. Each line is shown
+    (`echo`) as it is said, so a hook stopped midway (SIGTERM, Ctrl-C) has already said what
+    it changed: a file's change and its line are one uninterrupted step (_one)."""
 
     lines: list[str] = field(default_factory=list)
     failed: bool = False  # the commit should stop
     code: int = 0
+    echo: Callable[[str], None] = lambda _: None
+    unstaged: str = ""  # why a fix is left for review although restage = true, said with it
 
     def say(self, line: str, failed: bool = False) -> None:
         self.lines.append(line)
+        self.echo(line)
         self.failed |= failed
 
 
@@ -66,13 +71,17 @@ def run_hook(
     *,
     cache_dir: Path | None = None,
     notify: Callable[[str], None] = lambda _: None,
+    echo: Callable[[str], None] = lambda _: None,
 ) -> HookReport:
-    """The hook over the staged files (files=None) or the given ones (pre-commit)."""
+    """The hook over the staged files (files=None) or the given ones (pre-commit); each of
+    its lines goes to `echo` as it is said."""
     start = time.monotonic()
     rewriter = Rewriter(settings, config, start + config.budget, notify)
     cache = ResultCache(cache_dir or models.cache_root() / "hook")
-    out = HookReport()
+    out = HookReport(echo=echo)
     native = files is None
+    config = _as_this_commit_allows(repo, config, native, out)
+    fail = config.on_budget == "fail"  # past the budget: stop the commit
     entries = git.staged(repo) if native else git.given(repo, [_relative(repo, f) for f in files])
     over = False
     pool = None
@@ -89,19 +98,13 @@ def run_hook(
             if rule is None:
                 continue
             if over:
-                out.say(
-                    f"skipped {path}: over the time budget ({config.budget:.0f} s)",
-                    config.on_budget == "fail",
-                )
+                out.say(f"skipped {path}: over the time budget ({config.budget:.0f} s)", fail)
                 continue
             try:
                 _one(repo, entry, rule, config, rewriter, cache, out, native, runs)
             except OverBudget:
                 over = True
-                out.say(
-                    f"skipped {path}: over the time budget ({config.budget:.0f} s); unchanged",
-                    config.on_budget == "fail",
-                )
+                out.say(f"skipped {path}: over the time budget ({config.budget:.0f} s); unchanged", fail)
             except ModelError as exc:
                 out.say(f"pedit: {exc.message} (SKIP=pedit git commit ... commits without the hook)", True)
                 out.code = ExitCode.MODEL
@@ -114,10 +117,22 @@ def run_hook(
             pool.shutdown(wait=True, cancel_futures=True)
         rewriter.close()
     if over and config.on_budget == "pass":
-        out.lines.append('pedit: the time budget ran out; the commit goes on (on_budget = "pass")')
+        out.say('pedit: the time budget ran out; the commit goes on (on_budget = "pass")')
     if out.failed and not out.code:
         out.code = ExitCode.CHANGED
     return out
+
+
+def _as_this_commit_allows(repo: Path, config: HookConfig, native: bool, out: HookReport) -> HookConfig:
+    """`config`, but for a commit that names its files (`git commit FILE`: git runs the hook
+    on a temporary index it drops afterwards, git.kept_index) fixes are left in the working
+    tree for review, as pre-commit leaves every fix, even with restage = true: staged there,
+    a fix would be committed while git's own index kept the text before it, and the next
+    commit would undo it. Each such fix's line says why."""
+    if not (native and config.restage) or git.kept_index(repo):
+        return config
+    out.unstaged = " (not staged: a commit that names its files commits a temporary index git then drops)"
+    return replace(config, restage=False)
 
 
 def _relative(repo: Path, file: str) -> str:
@@ -209,16 +224,18 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
     if new == source.text:
         out.say(f"ok {path}: no changes{' (cached)' if not stats else ''}")
         return
-    what = f"{len(hunks(source.text, new))} change(s){_figures(stats)}"
+    what = f"{len(hunks(source.text, new))} change(s){_figures(stats)}{out.unstaged}"
     if config.mode == "check":
         out.say(f"would fix {path}: {what}", True)
-        out.lines += [line.rstrip("\n") for line in unified_diff(source.text, new, path)]
-    elif native:
-        worktree.apply_native(
-            repo, path, data, entry.blob, source.encode(new), snap, config.restage, what, out.say
-        )
-    else:  # pre-commit: the file on disk is the staged content
-        worktree.apply_file(file, path, source.encode(new), snap, what, out.say)
+        for line in unified_diff(source.text, new, path):
+            out.say(line.rstrip("\n"))
+        return
+    fixed = source.encode(new)
+    with fileio.uninterrupted():  # the index, the working tree and the file's line: all or none
+        if native:
+            worktree.apply_native(repo, path, data, entry.blob, fixed, snap, config.restage, what, out.say)
+        else:  # pre-commit: the file on disk is the staged content
+            worktree.apply_file(file, path, fixed, snap, what, out.say)
 
 
 def _read(repo, entry: git.Staged, config, out: HookReport, native: bool):
