@@ -36,3 +36,22 @@ class ScriptedBackend(ReferenceBackend):
             row[self.target[i] if 0 <= i < len(self.target) else self.eos] = 10.0
             rows.append(row)
         return np.stack(rows)
+
+
+class Answering(ScriptedBackend):
+    """Answers every rewrite with `answer` (+ fence + end of turn), greedy; calls
+    `at_pass(n)` before its n-th forward pass of a run (n = 1 is the prefill: the read of
+    the prompt's rest, after its shared start)."""
+
+    def __init__(self, answer: str, fence: str = "```", at_pass=None):
+        super().__init__([], prompt_len=0)
+        self.target = self.tokenize(answer + fence) + [self.eos]
+        self.at_pass = at_pass or (lambda n: None)
+        self.passes = 0
+
+    def eval(self, tokens, *, n_logits=1):
+        if len(tokens) > 1 and n_logits == 1:  # a prompt (or its start) read: the answer follows
+            self.prompt_len, self.passes = self.n_past + len(tokens), 0
+        self.passes += 1
+        self.at_pass(self.passes)
+        return super().eval(tokens, n_logits=n_logits)

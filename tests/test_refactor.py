@@ -121,3 +121,52 @@ def test_the_check_goes_into_the_json_record(tmp_path):
         "check": "rename", "passed": True, "tries": 1, "answer": "model", "intent": "rename pat -> pattern",
     }  # fmt: skip
     assert record["text"] == EXACT
+
+
+# --- checks that decide early (earlycheck.py) ---------------------------------------------
+
+FUNCTION = "def f{i}(name, pat):\n    # step {i} of the walk\n    pat = norm(pat, {i})\n"
+FUNCTION += "    return match(name, pat)\n\n"
+LONG = "".join(FUNCTION.format(i=i) for i in range(12))
+LONG_EXACT = rename(LONG, "m.py", {"pat": "pattern"})
+
+
+@pytest.mark.parametrize(
+    "answer, tries",
+    [
+        (LONG_EXACT.replace("# step 1 of the walk", "# the second step"), 1),  # strayed: a comment reworded
+        (LONG_EXACT.replace("norm(pattern, 1)", "norm(pat, 1)"), 2),  # missed: an old name left
+        (LONG_EXACT.replace("norm(pattern, 1)", "norm(pattern, 1.0)"), 1),  # strayed: code changed
+    ],
+    ids=["comment", "missed", "code"],
+)
+def test_a_rename_answer_is_stopped_where_it_fails_with_the_result_it_would_have(monkeypatch, answer, tries):
+    """A model that departs from the exact rename near the start of a file: checked as it
+    writes, it is stopped at the pass where what it wrote fails the check, and the result
+    (the exact rename, after a retry for a missed rename as before) is the one the whole
+    answer gets; the stopped runs make a fraction of the tokens and passes."""
+    from pedit.app import refactor
+    from scripted import Answering
+
+    outs = {}
+    for early in (False, True):
+        monkeypatch.setattr(refactor, "EARLY", early)
+        outs[early] = run(job("rename pat to pattern", Answering(answer)), LONG)
+    whole, stopped = outs[False], outs[True]
+    assert whole.text == stopped.text == LONG_EXACT and whole.answer == stopped.answer == "tool"
+    assert whole.tries == stopped.tries == tries
+    assert [s.stop_reason for s in stopped.stats] == ["check"] * tries
+    assert [s.stop_reason for s in whole.stats] == ["fence"] * tries
+    for cut, full in zip(stopped.stats, whole.stats, strict=True):
+        assert 4 * cut.completion_tokens < full.completion_tokens
+        assert cut.forward_passes < full.forward_passes
+
+
+def test_forced_or_in_pieces_a_rename_answer_is_read_whole(monkeypatch):
+    """--force may write the model's answer: it is never cut short (nor a file in pieces)."""
+    from scripted import Answering
+
+    answer = LONG_EXACT.replace("# step 1 of the walk", "# the second step")
+    j = Job(Answering(answer), BUILTIN["refactor"], "rename pat to pattern", EngineOptions(), force=True)
+    out = run(j, LONG)
+    assert [s.stop_reason for s in out.stats] == ["fence"]

@@ -12,6 +12,10 @@
                extract, other: no tool; the check alone
     answer   = the model's rewrite under that draft, bias and grammar (app/jobs.py)
     verdict  = intentcheck.check(intent, answer)
+    early    = a rename's answer is checked as it is written (earlycheck.py): once what it
+               has written fails the check whatever follows (its code departs from the
+               exact rename's, or a line it wrote names none of the names and is none of
+               the file's), the model is stopped there and the verdict is taken as below
     failed   -> a rename that left an old name (intentcheck.missed): one more try with
                 β_retry, the tool's draft leaned on harder; a rename that strayed (changed
                 code the rename does not), or fails again: the exact rename itself is the
@@ -37,6 +41,7 @@ from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
 from . import intent as intents
+from .earlycheck import EarlyCheck, Stopped, watched
 from .intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
 from .intentcheck import Verdict, check, missed
 from .outcome import Outcome
@@ -46,6 +51,7 @@ from .rename import RenameError, rename, supported
 TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (issue 26's prototype: 3/7 -> 4/7)
 RETRY_BIAS = 4.0  # β on the second try: the model departs from the tool only when sure
 TRIES = 2
+EARLY = True  # rename answers checked as they are written (tests compare with False)
 
 
 def read(instruction: str | None, job=None) -> Intent:
@@ -129,10 +135,18 @@ def run(job, text: str, name: str, render):
     if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
         options = replace(options, constraint=grammar)  # a grammar holds a file that goes in one run
     stats, verdict, outcome = [], None, None
+    # the whole answer is needed where --force may write it, and checked where it goes in one run
+    early = EARLY and found.kind == RENAME and tool is not None and not job.force
+    early = early and len(job.pieces(text, name, "rewrite")) == 1
 
-    def counted(events, label):  # every run's figures, a refused one's too
+    def counted(events, label):  # every run's figures, a refused one's and a stopped one's too
+        stopped: list[Stopped] = []
+        if early:
+            events = watched(events, EarlyCheck(name, text, tool, found.renames).refuses, stopped)
         fin = render(events, label)
         stats.append(fin.stats)
+        if stopped:
+            raise stopped[0]
         return fin
 
     def done(outcome, verdict, attempt, answer="model"):
@@ -151,6 +165,11 @@ def run(job, text: str, name: str, render):
                 raise
             outcome, verdict = Outcome(text, []), Verdict(found.kind, False, exc.reason)
             continue
+        except Stopped as exc:  # what it wrote fails the check already: decided as below
+            outcome, verdict = Outcome(exc.text, []), Verdict("rename", False, exc.early.reason)
+            if exc.early.missed:
+                continue
+            break
         verdict = check(found, name, text, outcome.text, tool)
         if verdict.passed:
             return done(outcome, verdict, attempt)
