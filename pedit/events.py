@@ -23,6 +23,12 @@ class Stats:
     speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
     coalesced_tokens: int = 0  # tokens a grammar forced, emitted without a forward pass of their own
     cached_tokens: int = 0  # prompt tokens found in the backend's cache, not read again
+    # Where the answer's time goes (issue 38):
+    rows_read: int = 0  # rows the answer's passes read (not the prefill's): the model's own, drafts, forced
+    passes_by_size: dict[int, int] = field(default_factory=dict)  # the answer's passes by the rows each read
+    backend_seconds: float = 0.0  # of decode_seconds, inside the backend's eval (the rest: pedit's own work)
+    tool_seconds: float = 0.0  # the tools' model reads before the run (scoring swaps, reading an intent)
+    tool_passes: int = 0  # their eval calls (in forward_passes too)
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -35,6 +41,22 @@ class Stats:
         return self.completion_tokens / self.decode_seconds if self.decode_seconds else 0.0
 
     @property
+    def outside_seconds(self) -> float:
+        """Of the answer's time, what pedit spent outside the backend (drafting, planning,
+        drawing tokens, events)."""
+        return max(0.0, self.decode_seconds - self.backend_seconds)
+
+    @property
+    def reading_seconds(self) -> float | None:
+        """The reading-rate ideal: the answer's tokens at the rate this run read its prompt,
+        completion_tokens / prefill_tokens_per_second (what a perfect draft verified as fast
+        as a prompt is read would take); None when the run read under 32 prompt tokens."""
+        read = self.prompt_tokens - self.cached_tokens
+        if read < 32 or not self.prefill_seconds:
+            return None
+        return self.completion_tokens * self.prefill_seconds / read
+
+    @property
     def overall_speedup(self) -> float | None:
         """The speedup with the prompt counted: plain decoding reads the same prompt (the
         same caches) and then decodes in speedup * decode_seconds, so
@@ -42,8 +64,8 @@ class Stats:
         (what the user waits for, the model's load and Python's start-up aside)."""
         if self.speedup is None or not self.decode_seconds:
             return None
-        spent = self.prefill_seconds + self.decode_seconds
-        return (self.prefill_seconds + self.speedup * self.decode_seconds) / spent
+        before = self.prefill_seconds + self.tool_seconds  # plain decoding reads and scores the same
+        return (before + self.speedup * self.decode_seconds) / (before + self.decode_seconds)
 
     @staticmethod
     def total(runs: Sequence[Stats]) -> Stats:
@@ -53,9 +75,12 @@ class Stats:
         if len(runs) == 1:
             return runs[0]
         by: dict[str, int] = {}
+        sizes: dict[int, int] = {}
         for st in runs:
             for k, v in st.accepted_by_drafter.items():
                 by[k] = by.get(k, 0) + v
+            for n, c in st.passes_by_size.items():
+                sizes[n] = sizes.get(n, 0) + c
         decode = sum(x.decode_seconds for x in runs)
         plain = sum(x.plain_step_seconds * x.completion_tokens for x in runs if x.plain_step_seconds)
         tokens = sum(x.completion_tokens for x in runs)
@@ -73,6 +98,11 @@ class Stats:
             speedup=plain / decode if plain and decode else None,
             coalesced_tokens=sum(x.coalesced_tokens for x in runs),
             cached_tokens=sum(x.cached_tokens for x in runs),
+            rows_read=sum(x.rows_read for x in runs),
+            passes_by_size=sizes,
+            backend_seconds=sum(x.backend_seconds for x in runs),
+            tool_seconds=sum(x.tool_seconds for x in runs),
+            tool_passes=sum(x.tool_passes for x in runs),
         )
 
     def to_dict(self) -> dict:
@@ -80,6 +110,8 @@ class Stats:
         d["prefill_tokens_per_second"] = self.prefill_tokens_per_second
         d["decode_tokens_per_second"] = self.decode_tokens_per_second
         d["overall_speedup"] = self.overall_speedup
+        d["outside_seconds"] = self.outside_seconds
+        d["reading_seconds"] = self.reading_seconds
         return d
 
 

@@ -20,6 +20,7 @@ from pedit.engine.costmodel import CostModel
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
+from pedit.ui.render import stats_line
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 
@@ -130,3 +131,24 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     assert off.scored(req) == (req, None)
     assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[1] is None
     assert replace(job, options=EngineOptions(keep_bias=0.0)).scored(req)[1] is None
+
+
+def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prompts(reference, monkeypatch):
+    """Issue 38: a fix's figures keep the scoring's model reads apart from the prompt: its
+    swap windows are the tools' passes, its reading of the prompt (which the rewrite then
+    finds in the cache) is the prompt's, and every pass is among forward_passes."""
+    monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))  # every swap read
+    text = TEXTS[0]
+    job = Job(reference, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=80, prompt_cache=False))
+    req = job.request(text, "a.md")
+    reference.truncate(0)
+    _, got = job.scored(req)  # what run_one's scoring does, counted
+    reference.truncate(0)
+    fin = job.run_one(req, "rewrite", lambda events, _label: drain(events), "a.md", score=True)
+    st = fin.stats
+    assert got.passes > got.base_passes >= 1
+    assert st.tool_passes == got.passes - got.base_passes
+    assert st.tool_seconds > 0 and st.forward_passes >= st.tool_passes + got.base_passes + 1
+    assert "tools' reads" in stats_line(st) and "tools' reads" not in stats_line(
+        replace(st, tool_seconds=0.0)
+    )

@@ -67,7 +67,8 @@ def test_goals_are_the_medians_ratios():
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
     text = e2e.markdown(data)
-    row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / 3.0 | 100 / 100 = 1.00x | – | – |"
+    # runs from before the tools' reads were kept apart: "–" for them (they are in the prompt's time)
+    row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / – / 3.0 | 100 / 100 = 1.00x | – | – |"
     assert row in text
     assert "same output as plain decoding on 1 of 2 tasks" in text
 
@@ -88,6 +89,29 @@ def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_
     assert goals["the live line's speedup with the prompt"] == (f"worst -6% ({copy})", True)  # 1.5 / 1.6
     # perfect drafts: pedit's 10 s with its 3 s answer read in 2.4 s instead, against plain's 14 s
     assert e2e.bound(data, copy) == pytest.approx(14 / 9.4) and e2e.bound(data, "b") is None
+
+
+def test_where_the_answer_goes_is_the_median_answers_own_figures():
+    """Issue 38: per task, pedit's run with the median answer time, its figures as
+    --stats-json kept them: in the model and in pedit, the reading-rate ideal, the rows
+    read by kind, the passes by size, the tools' reads (out of the start-up's time)."""
+    figures = {"tool_seconds": 0.5, "reading_seconds": 1.2, "rows_read": 120, "accepted": 80, "rejected": 20,
+               "forced": 5, "passes_by_size": {"1": 4, "32": 2, "64": 1}}  # fmt: skip
+    runs = [
+        run("a", "pedit", 0, 10, decode_seconds=2.0, backend_seconds=1.5, **figures),
+        run("a", "pedit", 1, 11, decode_seconds=3.0, backend_seconds=2.5, **figures),  # the median answer
+        run("a", "pedit", 2, 12, decode_seconds=4.0, backend_seconds=3.5, **figures),
+        run("a", "plain", 0, 20, tool_seconds=0.5),
+    ]
+    data = {"runs": runs, "tasks": [{"id": "a"}], "machine": {"cpu": "c", "cores": 2, "python": "3.11"},
+            "started": "s", "command": "c", "model": "m", "repeats": 3}  # fmt: skip
+    text = e2e.markdown(data)
+    assert "| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | 7: 1×4, 32×2, 64×1 | 0.5 |" in text
+    assert "| 4.5 / 1.0 / 2.0 / 0.5 / 3.0 |" in text  # 11 s less load, prompt, tools and answer
+    old = {"runs": [run("a", "pedit", 0, 10)], "tasks": [{"id": "a"}]} | {
+        k: data[k] for k in data if k != "runs"
+    }
+    assert "Where pedit's answer goes" not in e2e.markdown(old)
 
 
 def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):

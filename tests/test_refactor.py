@@ -170,3 +170,16 @@ def test_forced_or_in_pieces_a_rename_answer_is_read_whole(monkeypatch):
     j = Job(Answering(answer), BUILTIN["refactor"], "rename pat to pattern", EngineOptions(), force=True)
     out = run(j, LONG)
     assert [s.stop_reason for s in out.stats] == ["fence"]
+
+
+def test_the_models_reading_of_a_vague_instruction_is_counted_as_a_tools_read(reference):
+    """Issue 38: the run that reads a vague instruction's intent is not hidden: its time
+    and passes are the first run's tools' reads (and among its forward passes)."""
+    src = "def f(total):\n    return total + 1\n"
+    out = run(job("give the variable total a better name, say subtotal", reference), src)
+    assert out.intent.source == "model"
+    first = out.stats[0]
+    assert first.tool_passes >= 1 and first.tool_seconds > 0
+    assert first.forward_passes > first.tool_passes
+    plain = run(job("rename total to subtotal", reference), src).stats[0]  # read by the patterns
+    assert (plain.tool_passes, plain.tool_seconds) == (0, 0.0)

@@ -163,3 +163,24 @@ def test_a_rename_costs_one_rejected_draft_not_one_per_occurrence(speculate, mon
     )
     # one per occurrence: both planners bet on the file at every one of them
     assert plain[-1].text == renamed and rejected_drafts(plain) == n
+
+
+@pytest.mark.parametrize("name", EDITS)
+@pytest.mark.parametrize("speculate", ["fixed", "off"])
+def test_the_figures_of_where_the_answer_goes_are_the_passes_made(name, speculate):
+    """Issue 38: a run's rows read and passes by size are exactly the backend's decode
+    passes (every pass after the prefill, as the scripted model saw them), and the time
+    inside the backend is part of the answer's."""
+    stats, _, backend = run(EDITS[name], 16, speculate=speculate)
+    decode = [n for n, _ in backend.calls[1:]]  # calls[0]: the prefill
+    assert stats.rows_read == sum(decode)
+    assert stats.passes_by_size == {n: decode.count(n) for n in set(decode)}
+    assert stats.forward_passes == 1 + len(decode)
+    assert 0 < stats.backend_seconds <= stats.decode_seconds
+    assert stats.outside_seconds == pytest.approx(stats.decode_seconds - stats.backend_seconds)
+    if speculate == "off":
+        assert stats.passes_by_size == {1: stats.completion_tokens}  # one row per token: the EOS's too
+    else:  # each pass reads the last token emitted and the draft it verifies (the draft's
+        # last token, the end of turn the model confirmed, is neither accepted nor rejected)
+        drafts = stats.accepted_prediction_tokens + stats.rejected_prediction_tokens
+        assert stats.rows_read - len(decode) - drafts in (0, 1)

@@ -193,12 +193,12 @@ def test_live_speedup_prices_plain_decoding_at_each_context():
 
     cost = CostModel((1, 4), (0.010, 0.020), context=100, growth=((1, 1e-5), (4, 2e-5)))
     tr = Tracker(100, 0.5, cost)
-    tr.step(3, 3, 0, 0.040, "predicted", at=100, steps=4)  # 4 steps at contexts 100..103
-    tr.step(0, 0, 0, 0.020, at=104, steps=1)  # measured twice its price: no matter
+    tr.step(seconds=0.040, k=3, accepted=3, source="predicted", at=100, steps=4)  # contexts 100..103
+    tr.step(seconds=0.020, at=104, steps=1)  # measured twice its price: no matter
     assert tr.plain_seconds(6) == pytest.approx(4 * cost.cost(1, 101.5) + cost.cost(1, 104))
     untimed = Tracker(100, 0.5)  # no cost model: the median one-token pass per token
     for s in (0.03, 0.01, 0.02):
-        untimed.step(0, 0, 0, s)
+        untimed.step(seconds=s)
     assert untimed.plain_seconds(10) == pytest.approx(0.2)
 
 

@@ -230,13 +230,17 @@ class Job:
             else:
                 read = hold(self.backend, stem)
             cached, passes = len(stem) - read, (1 if read else 0)
+        tools = Tools()
         if score and kind == "rewrite":
+            t1 = time.perf_counter()
             req, got = self.scored(req)
             if got is not None:  # what it kept of the cache (less: it read some of it again)
                 cached, passes = min(cached, got.kept), passes + got.passes
+                # its reading of the prompt (which the run finds cached) is the prompt's
+                tools = Tools(time.perf_counter() - t1 - got.base_seconds, got.passes - got.base_passes)
         events = self._events(req, kind, whole)
         if on_here:  # the figures count what ran before the run's own prefill
-            events = _counted(events, time.perf_counter() - t0, passes, cached)
+            events = _counted(events, time.perf_counter() - t0 - tools.seconds, passes, cached, tools)
         try:
             fin = render(events, label)
         except GrammarError as exc:  # found while decoding: no token satisfies it
@@ -341,12 +345,23 @@ class Job:
         return Outcome(final.text, stats + final.stats)
 
 
-def _counted(events: Iterator[Event], seconds: float, passes: int, cached: int) -> Iterator[Event]:
-    """A run's events, its prefill including what read its prompt before it (the prompt
-    cache, the scoring: the run found their tokens in the cache): their seconds and passes,
-    and as cached only what the cache held or the disk gave before them and no one read
-    again (at most what the run's own prefill found), so the figures the user sees are the
-    run's whole cost."""
+@dataclass(frozen=True)
+class Tools:
+    """The tools' own model reads before a run (the confusion-set scoring): seconds, passes."""
+
+    seconds: float = 0.0
+    passes: int = 0
+
+
+def _counted(
+    events: Iterator[Event], seconds: float, passes: int, cached: int, tools: Tools = Tools()
+) -> Iterator[Event]:
+    """A run's events, its figures including what ran before its own prefill: the prompt's
+    start read (or found in the prompt cache) as prompt, `seconds`; the tools' reads
+    (the scoring, which reads the prompt the run then finds in the cache) apart, as tools;
+    all their `passes`; and as cached only what the cache held or the disk gave before
+    them and no one read again (at most what the run's own prefill found), so the figures
+    the user sees are the run's whole cost, and its "prompt" the prompt."""
     try:
         for ev in events:
             if isinstance(ev, Prefilled):
@@ -354,8 +369,11 @@ def _counted(events: Iterator[Event], seconds: float, passes: int, cached: int) 
                 ev = Prefilled(ev.prompt_tokens, ev.seconds + seconds, cached)
             elif isinstance(ev, Progress | Finished):
                 st = ev.stats
-                st = replace(st, prefill_seconds=st.prefill_seconds + seconds, cached_tokens=cached,
-                             forward_passes=st.forward_passes + passes)  # fmt: skip
+                st = replace(
+                    st, prefill_seconds=st.prefill_seconds + seconds, cached_tokens=cached,
+                    forward_passes=st.forward_passes + passes, tool_seconds=st.tool_seconds + tools.seconds,
+                    tool_passes=st.tool_passes + tools.passes,
+                )  # fmt: skip
                 ev = replace(ev, stats=st)
             yield ev
     finally:

@@ -40,6 +40,7 @@ from pathlib import PurePath
 from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
+from ..events import Stats, drain
 from . import intent as intents
 from .earlycheck import EarlyCheck, Stopped, watched
 from .intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
@@ -54,20 +55,20 @@ TRIES = 2
 EARLY = True  # rename answers checked as they are written (tests compare with False)
 
 
-def read(instruction: str | None, job=None) -> Intent:
+def read(instruction: str | None, job=None, render=None) -> Intent:
     """The intent: the patterns', else (given a job with a local model and a vague
-    instruction) the model's own reading, under intent.SCHEMA."""
+    instruction) the model's own reading, under intent.SCHEMA; `render` (default: drained
+    quietly) gets that run's events."""
     found = intents.parse(instruction)
     if job is None or not intents.vague(instruction, found) or not local(job.backend):
         return found
-    return _ask(job, instruction or "")
+    return _ask(job, instruction or "", render or (lambda events, _label: drain(events)))
 
 
-def _ask(job, instruction: str) -> Intent:
+def _ask(job, instruction: str, render) -> Intent:
     """pedit extract's run on the instruction: JSON forced by the schema (a few passes)."""
     import json
 
-    from ..events import drain
     from .templates import BUILTIN
 
     extract = replace(
@@ -75,7 +76,7 @@ def _ask(job, instruction: str) -> Intent:
         options=replace(job.options, constraint=Constraint("json", json.dumps(intents.SCHEMA), compact=True)),
     )  # fmt: skip
     req = extract.request(intents.ASK.format(instruction=instruction), "request.txt")
-    fin = extract.run_one(req, "summary", lambda events, _label: drain(events), "intent")
+    fin = extract.run_one(req, "summary", render, "intent")
     return intents.from_extracted(fin.text, instruction)
 
 
@@ -128,7 +129,14 @@ def fstrings(text: str) -> str | None:
 
 def run(job, text: str, name: str, render):
     """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
-    found = read(job.instruction, job)
+    asked: list[Stats] = []  # the model's reading of a vague instruction: a tool's read, not the prompt's
+
+    def reading(events, _label):
+        fin = drain(events)
+        asked.append(fin.stats)
+        return fin
+
+    found = read(job.instruction, job, reading)
     tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
@@ -144,7 +152,7 @@ def run(job, text: str, name: str, render):
         if early:
             events = watched(events, EarlyCheck(name, text, tool, found.renames).refuses, stopped)
         fin = render(events, label)
-        stats.append(fin.stats)
+        stats.append(_with_tools(fin.stats, asked) if not stats else fin.stats)
         if stopped:
             raise stopped[0]
         return fin
@@ -185,6 +193,18 @@ def run(job, text: str, name: str, render):
         return done(outcome, verdict, attempt)
     why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)
+
+
+def _with_tools(st: Stats, asked: list[Stats]) -> Stats:
+    """A run's figures with the intent's reading (asked) among its tools' model reads."""
+    if not asked:
+        return st
+    spent = sum(a.prefill_seconds + a.tool_seconds + a.decode_seconds for a in asked)
+    passes = sum(a.forward_passes for a in asked)
+    return replace(
+        st, tool_seconds=st.tool_seconds + spent, tool_passes=st.tool_passes + passes,
+        forward_passes=st.forward_passes + passes,
+    )  # fmt: skip
 
 
 _TOOLS = {RENAME: "the exact rename", FSTRINGS: "flynt", LOGGING: "the print-to-logging rewrite"}

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .corpus import Task
@@ -63,10 +63,20 @@ class E2ERun:
     output: str
     exit_code: int
     reported: float | None = None  # the live line's speedup with the prompt (pedit's own figure)
+    # where the answer's time goes (--stats-json, issue 38)
+    tool_seconds: float = 0.0  # the tools' model reads (scoring, an intent), apart from the prompt
+    backend_seconds: float = 0.0  # of decode_seconds, inside the model's eval
+    reading_seconds: float | None = None  # the answer at this run's prompt-reading rate
+    rows_read: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    forced: int = 0
+    passes_by_size: dict = field(default_factory=dict)
 
     @property
     def startup_seconds(self) -> float:
-        return max(0.0, self.seconds - self.load_seconds - self.prefill_seconds - self.decode_seconds)
+        spent = self.load_seconds + self.prefill_seconds + self.tool_seconds + self.decode_seconds
+        return max(0.0, self.seconds - spent)
 
 
 def command(task: Task, path: Path, config: str, stats: Path) -> list[str]:
@@ -96,6 +106,11 @@ def run_once(task: Task, config: str, repeat: int) -> E2ERun:
         completion_tokens=figures.get("completion_tokens", 0),
         file_tokens=figures.get("file_tokens", 0),
         output=done.stdout, exit_code=done.returncode, reported=figures.get("overall_speedup"),
+        tool_seconds=figures.get("tool_seconds", 0.0), backend_seconds=figures.get("backend_seconds", 0.0),
+        reading_seconds=figures.get("reading_seconds"), rows_read=figures.get("rows_read", 0),
+        accepted=figures.get("accepted_prediction_tokens", 0),
+        rejected=figures.get("rejected_prediction_tokens", 0),
+        forced=figures.get("coalesced_tokens", 0), passes_by_size=figures.get("passes_by_size", {}),
     )  # fmt: skip
 
 
@@ -118,13 +133,18 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
         return None
     keys = ("seconds", "load_seconds", "prefill_seconds", "decode_seconds")
     out = {k: statistics.median(x[k] for x in mine) for k in keys}
-    out["spent"] = statistics.median(x["prefill_seconds"] + x["decode_seconds"] for x in mine)
+    kept = all("tool_seconds" in x for x in mine)  # runs from before it: in their prompt's time
+    out["tool_seconds"] = statistics.median(x["tool_seconds"] for x in mine) if kept else None
+    # what plain decoding spends too: the prompt, the tools' reads, the answer
+    out["spent"] = statistics.median(x["prefill_seconds"] + x.get("tool_seconds", 0.0) + x["decode_seconds"]
+                                     for x in mine)  # fmt: skip
     reported = [x["reported"] for x in mine if x.get("reported")]
     out["reported"] = statistics.median(reported) if reported else None
     out["answer_rate"] = _rate(mine, lambda x: x["completion_tokens"], "decode_seconds")
     out["tokens"] = statistics.median(x["completion_tokens"] for x in mine)
     out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
-                                 - out["decode_seconds"])  # fmt: skip
+                                 - (out["tool_seconds"] or 0.0) - out["decode_seconds"])  # fmt: skip
+    out["middle"] = sorted(mine, key=lambda x: x["decode_seconds"])[len(mine) // 2]  # its answer's figures
     read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
     out["read"] = statistics.median(read)
     out["file_tokens"] = mine[0]["file_tokens"]
@@ -241,7 +261,8 @@ def _row(data: dict, t: str) -> str | None:
         return f"{x['seconds'] / p['seconds']:.2f}x" if x else "–"
 
     split = " / ".join(
-        f"{p[k]:.1f}" for k in ("startup_seconds", "load_seconds", "prefill_seconds", "decode_seconds")
+        "–" if p[k] is None else f"{p[k]:.1f}"
+        for k in ("startup_seconds", "load_seconds", "prefill_seconds", "tool_seconds", "decode_seconds")
     )
     n = p["file_tokens"]
     share = f"{p['read']:.0f} / {n} = {p['read'] / n:.2f}x" if n else "–"
@@ -254,6 +275,46 @@ def _row(data: dict, t: str) -> str | None:
         rate = f"{a:.0f} / {b:.0f} = {a / b:.0%}"
     cells = [cell(p), cell(o), cell(q), vs(o), vs(q), split, share, live, rate]
     return f"| {t} | " + " | ".join(cells) + " |"
+
+
+def _answers(data: dict, ids: list[str]) -> list[str]:
+    """Where pedit's answer goes, per task (its run with the median answer time): in the
+    model and in pedit, against the reading-rate ideal; the rows its passes read; the
+    passes by size. Empty for runs from before these figures were kept."""
+    rows = []
+    for t in ids:
+        p = medians(data["runs"], t, "pedit")
+        x = p["middle"] if p else None
+        if not x or not x.get("rows_read"):
+            continue
+        own = x["rows_read"] - x["accepted"] - x["rejected"] - x["forced"]
+        sizes = sorted(((int(n), c) for n, c in x["passes_by_size"].items()), key=lambda nc: (-nc[1], nc[0]))
+        passes = ", ".join(f"{n}×{c}" for n, c in sizes[:5]) + (", …" if len(sizes) > 5 else "")
+        ideal = f"{x['reading_seconds']:.1f}" if x.get("reading_seconds") else "–"
+        inside, outside = x["backend_seconds"], x["decode_seconds"] - x["backend_seconds"]
+        read = f"{x['rows_read']}: {x['accepted']} / {x['rejected']} / {x['forced']} / {own}"
+        rows.append(
+            f"| {t} | {x['decode_seconds']:.1f} | {inside:.1f} / {outside:.1f} | {ideal} | {read} | "
+            f"{sum(c for _, c in sizes)}: {passes} | {x.get('tool_seconds', 0.0):.1f} |"
+        )
+    if not rows:
+        return []
+    return [
+        "## Where pedit's answer goes",
+        "",
+        "Per task, pedit's run with the median answer time (its --stats-json figures). In the model: seconds "
+        "inside the backend's forward passes; in pedit: drafting, planning, drawing tokens. Reading-rate "
+        "ideal: the answer's tokens at the rate this run read its prompt. Rows read: every row of the "
+        "answer's passes, as accepted drafts / rejected drafts / forced by a grammar / the model's own "
+        "token. Passes: how many, and the commonest sizes (rows × passes). Tools' reads: the model's "
+        "reads for the tools (scoring swaps, reading an intent), apart from the prompt.",
+        "",
+        "| task | answer s | in the model / in pedit s | reading-rate ideal s | rows read: accepted / "
+        "rejected / forced / own | passes: commonest sizes | tools' reads s |",
+        "|---|---:|---:|---:|---|---|---:|",
+        *rows,
+        "",
+    ]
 
 
 def markdown(data: dict, chart: str | None = None) -> str:
@@ -274,7 +335,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "`pedit/bench/e2e.py`.",
         "",
         "| task | pedit s | plain s | lookup s | plain / pedit | lookup / pedit "
-        "| pedit: start-up / load / prompt / answer s | prompt tokens read / file tokens "
+        "| pedit: start-up / load / prompt / tools / answer s | prompt tokens read / file tokens "
         "| with the prompt: live line / measured | answer / reading tok/s |",
         "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
         *filter(None, (_row(data, t) for t in ids)),
@@ -286,6 +347,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "the rate at which the model reads the same file's tokens as a prompt at the same place "
         "(the `reading` runs: logits for the last position only, in batches of 512).",
         "",
+        *_answers(data, ids),
         "## Goals",
         "",
         "| goal | measured | met |",

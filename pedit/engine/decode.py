@@ -155,21 +155,32 @@ class Tracker:
         self.by_drafter: dict[str, int] = {}
         self._plain: list[float] = []  # seconds of one-token passes, sorted
         self._plain_priced = 0.0
+        self.rows = 0  # rows the answer's passes read (the prefill's not)
+        self.sizes: dict[int, int] = {}  # passes by the rows they read
+        self.inside = 0.0  # seconds of those passes inside the backend's eval
 
     def step(
         self,
-        k: int,
-        accepted: int,
-        rejected: int,
+        *,
         seconds: float,
+        k: int = 0,
+        accepted: int = 0,
+        rejected: int = 0,
         source: str = "",
         at: int = 0,
         steps: int = 0,
         coalesced: int = 0,
+        rows: int = 1,
+        inside: float | None = None,
     ) -> None:
-        """One forward pass over 1 + k tokens (k drafted) after `at` cached tokens, taking
-        `seconds`, that did the work of `steps` plain one-token steps; `coalesced` of the
-        tokens it emitted or read were forced and took no pass of their own."""
+        """One forward pass over `rows` tokens (k of them drafted, the rest pending: the
+        last emitted token, and forced ones) after `at` cached tokens, taking `seconds`,
+        `inside` of them in the backend's eval (None: all), that did the work of `steps`
+        plain one-token steps; `coalesced` of the tokens it emitted or read were forced and
+        took no pass of their own."""
+        self.rows += rows
+        self.sizes[rows] = self.sizes.get(rows, 0) + 1
+        self.inside += seconds if inside is None else inside
         self.passes += 1
         self.coalesced += coalesced
         self.accepted += accepted
@@ -208,6 +219,9 @@ class Tracker:
             speedup=plain / decode if plain and decode > 0 else None,
             coalesced_tokens=self.coalesced,
             cached_tokens=self.cached,
+            rows_read=self.rows,
+            passes_by_size=dict(self.sizes),
+            backend_seconds=self.inside,
         )
 
 
@@ -241,7 +255,7 @@ def generate(
             break
         t = time.perf_counter()
         logits = backend.eval([token], n_logits=1)[0]
-        tracker.step(0, 0, 0, time.perf_counter() - t)
+        tracker.step(seconds=time.perf_counter() - t)
         yield Progress(tracker.snapshot(len(out.tokens)))
     text = out.finish()
     yield Finished(tuple(out.tokens), text, tracker.snapshot(len(out.tokens), out.stop))

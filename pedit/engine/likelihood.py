@@ -32,6 +32,7 @@ logits cannot score (the caller does not ask).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,6 +54,8 @@ class Scored:
     # prefilter reads (None: not a variant)
     left: list[float | None]
     kept: int = 0  # tokens of base the cache held already (not read)
+    base_seconds: float = 0.0  # of the time, reading base: the prompt, which the run then finds cached
+    base_passes: int = 0  # of the passes, base's
 
 
 def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
@@ -91,7 +94,9 @@ def score(
     asked = {i: (spans[i][0], variants[i][spans[i][0]]) for i in live if spans[i][0] < len(variants[i])}
     first = min(spans[i][0] for i in live)
     kept = min(common_prefix(backend.held, base), first - 1)
+    t0 = time.perf_counter()
     lp, first_lp, read, passes = _read_base(backend, base, first, kept, asked)
+    on_base = {"base_seconds": time.perf_counter() - t0, "base_passes": passes}
     for i in live:
         left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
     todo = []  # (variant, p, end of its window in base, its window's tokens from p - 1)
@@ -108,7 +113,7 @@ def score(
             for (i, p, end, seg), logits in zip(group, got, strict=True):
                 deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
             read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
-        return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept)
+        return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept, **on_base)
     held = len(base)  # the cache holds base[:held]
     for i, p, end, seg in todo:
         if held > p - 1:
@@ -121,7 +126,7 @@ def score(
         read, passes = read + len(seg), passes + 1
         deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
         backend.truncate(p - 1)
-    return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept)
+    return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept, **on_base)
 
 
 def _read_base(

@@ -122,6 +122,7 @@ class _Pass:
     base: int = 0
     t: float = 0.0
     evaluated: int = 0  # tokens of `pending` this pass read (0: the prefill's row, no pass)
+    inside: float = 0.0  # seconds in the backend's eval
 
 
 class _Answer:
@@ -239,7 +240,7 @@ def _evaluate(a: _Answer, drafting: Drafting | None, options: DecodeOptions, coa
     if not coalesce:  # one pass per pending token but the last
         for tok in a.pending[:-1]:
             backend.eval([tok], n_logits=1)
-            tracker.step(0, 0, 0, time.perf_counter() - t, "", backend.n_past - 1, 1)
+            tracker.step(seconds=time.perf_counter() - t, at=backend.n_past - 1, steps=1)
             yield Progress(tracker.snapshot(len(out.tokens)))
             t = time.perf_counter()
         a.pending = a.pending[-1:]
@@ -251,7 +252,9 @@ def _evaluate(a: _Answer, drafting: Drafting | None, options: DecodeOptions, coa
         k = drafting.planner.choose(draft.label, len(draft.tokens), p.base) if draft.tokens else 0
         p.guess = draft.tokens[: a.rule.valid_prefix(draft.tokens[:k])]
         p.label = draft.source
+    t_eval = time.perf_counter()
     p.rows = backend.eval([*a.pending, *p.guess], n_logits=len(p.guess) + 1)  # [k+1, n_vocab]
+    p.inside = time.perf_counter() - t_eval
     a.coalesced += len(a.pending) - 1  # plain decoding: a pass for each of them
     if a.keep:  # row i is biased as plain decoding would bias it after guess[:i]
         p.rows = a.keep.bias(p.rows, a.keep.targets(p.guess))
@@ -306,5 +309,8 @@ def _account(a: _Answer, p: _Pass, kept: tuple[int, int], emitted: int) -> None:
     a.backend.truncate(p.base + n + i)
     rejected = k - i - a.foresaw  # foresaw: i < k, and the draft's token there was EOS
     seconds, steps = time.perf_counter() - p.t, n + min(i, emitted)
-    a.tracker.step(k, accepted, rejected, seconds, p.label, p.base, steps, coalesced=a.coalesced)
+    a.tracker.step(
+        seconds=seconds, k=k, accepted=accepted, rejected=rejected, source=p.label, at=p.base, steps=steps,
+        coalesced=a.coalesced, rows=n + k, inside=p.inside,
+    )  # fmt: skip
     a.foresaw, a.coalesced = False, 0

@@ -68,8 +68,10 @@ def stats_line(stats: Stats) -> str:
     parts += [
         f"prompt {stats.prompt_tokens} tokens{cached} in {stats.prefill_seconds:.1f}s "
         f"({stats.prefill_tokens_per_second:.0f} tok/s)",
-        f"stop: {stats.stop_reason}",
     ]
+    if stats.tool_seconds:  # the tools' own model reads (scoring swaps, an intent), apart from the prompt
+        parts.append(f"tools' reads {stats.tool_seconds:.1f}s ({stats.tool_passes} passes)")
+    parts.append(f"stop: {stats.stop_reason}")
     return "; ".join(parts)
 
 
