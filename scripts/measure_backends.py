@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pedit import models  # noqa: E402
-from pedit.app.calibration import cpu_name, usable_cores  # noqa: E402
+from pedit.app.calibration import cpu_name  # noqa: E402
+from pedit.app.machine import usable_cpus  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
 from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.engine.prompt import build_prompt  # noqa: E402
@@ -42,7 +43,7 @@ INSTRUCTION = "Fix the grammar and spelling."
 
 
 def machine() -> str:
-    cpu, cores = cpu_name(), usable_cores()
+    cpu, cores = cpu_name(), usable_cpus()
     versions = ", ".join(
         f"{d} {md.version(d)}" for d in ("llama-cpp-python", "torch", "transformers") if _installed(d)
     )

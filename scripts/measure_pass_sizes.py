@@ -12,7 +12,8 @@ import statistics
 import time
 
 from pedit import models
-from pedit.app.calibration import cpu_name, usable_cores
+from pedit.app.calibration import cpu_name
+from pedit.app.machine import usable_cpus
 from pedit.engine.costmodel import FILLER
 
 
@@ -37,7 +38,7 @@ def main() -> None:
     backend = models.load(a.model)
     tokens = backend.tokenize(FILLER * 80)
     backend.eval(tokens[: a.at])
-    print(f"{a.model} on llama.cpp, {cpu_name()}, {usable_cores()} cores, after {a.at} tokens")
+    print(f"{a.model} on llama.cpp, {cpu_name()}, {usable_cpus()} cores, after {a.at} tokens")
     print("n | all rows s | tok/s | last row s | tok/s")
     for n in (int(x) for x in a.sizes.split(",")):
         every, last = timed(backend, tokens, a.at, n, n), timed(backend, tokens, a.at, n, 1)

@@ -43,7 +43,8 @@ from pathlib import Path
 
 import openai
 
-from pedit.app.calibration import cpu_name, usable_cores
+from pedit.app.calibration import cpu_name
+from pedit.app.machine import usable_cpus
 from pedit.app.templates import templates
 from pedit.bench.cells import COPY_HEAVY  # prose, markdown, code
 from pedit.bench.corpus import CORPUS, load_tasks
@@ -239,8 +240,8 @@ def main() -> None:
     gguf = prepare(a.model, "llama.cpp").path
     port = free_port()
     peer = start([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "qwen",
-                  "--port", str(port), "--n_ctx", "8192", "--n_threads", str(usable_cores()),
-                  "--n_threads_batch", str(usable_cores()), "--verbose", "false"], port)  # fmt: skip
+                  "--port", str(port), "--n_ctx", "8192", "--n_threads", str(usable_cpus()),
+                  "--n_threads_batch", str(usable_cpus()), "--verbose", "false"], port)  # fmt: skip
     try:
         peers = peer_part(port, reqs, a.repeats)
     finally:
@@ -248,7 +249,7 @@ def main() -> None:
     data = {
         "command": " ".join(["python", "scripts/measure_serve.py", *sys.argv[1:]]),
         "when": datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{cpu_name()}, {usable_cores()} cores, CPU only, Python {platform.python_version()}",
+        "machine": f"{cpu_name()}, {usable_cpus()} cores, CPU only, Python {platform.python_version()}",
         "model": a.model, "repeats": a.repeats, "prediction": predicted, "load": load, "peer": peers,
         "plain": plain,
     }  # fmt: skip

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from measure_serve import client_for, flush, free_port, start, stop  # scripts/ beside this file
 
-from pedit.app.calibration import cpu_name, usable_cores
+from pedit.app.calibration import cpu_name
+from pedit.app.machine import usable_cpus
 from pedit.app.templates import templates
 from pedit.bench import e2e
 from pedit.bench.corpus import CORPUS, load_tasks
@@ -59,7 +60,7 @@ def server_args(config: str, binary: Path, gguf: Path, port: int) -> list[str]:
     if config == "pedit serve":
         pedit = str(Path(sys.executable).with_name("pedit"))
         return [pedit, "serve", "-m", DEFAULT_MODEL, "--port", str(port)]
-    cores = str(usable_cores())
+    cores = str(usable_cpus())
     args = [str(binary), "-m", str(gguf), "--port", str(port), "-c", "8192", "-t", cores, "-tb", cores,
             "--parallel", "1", "--no-webui", "--log-disable"]  # fmt: skip
     if " " in config:
@@ -112,7 +113,7 @@ def main() -> None:
     data = {
         "command": " ".join(["python", "scripts/measure_server_peers.py", *sys.argv[1:]]),
         "when": datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{cpu_name()}, {usable_cores()} cores, CPU only, Python {platform.python_version()}",
+        "machine": f"{cpu_name()}, {usable_cpus()} cores, CPU only, Python {platform.python_version()}",
         "model": DEFAULT_MODEL, "repeats": a.repeats, "tasks": [r["id"] for r in reqs], "runs": runs,
     }  # fmt: skip
     a.json.write_text(json.dumps(data, indent=1) + "\n")

@@ -10,7 +10,6 @@ every run, never the run itself.
 from __future__ import annotations
 
 import hashlib
-import os
 import platform
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from .. import __version__, models
 from ..backends import Backend
 from ..engine.costmodel import CostModel, measure
 from ..models.cachefile import warn_stderr, write_cache_file
+from .machine import usable_cpus
 
 # 2: with the growth over the context; 3: llama.cpp's logits not copied; 4: passes of 128 and
 # 256 tokens (older entries are measured again)
@@ -36,12 +36,8 @@ def cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def machine_id() -> str:
-    return f"{platform.machine()}|{cpu_name()}|{usable_cores()}"
+    return f"{platform.machine()}|{cpu_name()}|{usable_cpus()}"
 
 
 def identity(backend) -> str:

@@ -14,7 +14,8 @@ import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..app.calibration import cpu_name, usable_cores
+from ..app.calibration import cpu_name
+from ..app.machine import usable_cpus
 from ..engine.costmodel import CostModel, measure
 from ..engine.edit import EditOptions, edit_events
 from ..engine.prompt import build_prompt, build_summary_prompt
@@ -115,7 +116,7 @@ class BackendResult:
 
 
 def machine() -> dict:
-    return {"cpu": cpu_name(), "cores": usable_cores(), "python": platform.python_version()}
+    return {"cpu": cpu_name(), "cores": usable_cpus(), "python": platform.python_version()}
 
 
 def versions(backend_name: str) -> dict[str, str]:
