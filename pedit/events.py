@@ -27,8 +27,8 @@ class Stats:
     rows_read: int = 0  # rows the answer's passes read (not the prefill's): the model's own, drafts, forced
     passes_by_size: dict[int, int] = field(default_factory=dict)  # the answer's passes by the rows each read
     backend_seconds: float = 0.0  # of decode_seconds, inside the backend's eval (the rest: pedit's own work)
-    tool_seconds: float = 0.0  # the tools' model reads before the run (scoring swaps, reading an intent)
-    tool_passes: int = 0  # their eval calls (in forward_passes too)
+    tool_seconds: float = 0.0  # the tools' work before the run (scoring swaps, reading an intent)
+    tool_passes: int = 0  # the model's eval calls in it (in forward_passes too)
 
     @property
     def prefill_tokens_per_second(self) -> float:

@@ -149,6 +149,6 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     assert got.passes > got.base_passes >= 1
     assert st.tool_passes == got.passes - got.base_passes
     assert st.tool_seconds > 0 and st.forward_passes >= st.tool_passes + got.base_passes + 1
-    assert "tools' reads" in stats_line(st) and "tools' reads" not in stats_line(
-        replace(st, tool_seconds=0.0)
-    )
+    passes = f"{st.tool_passes} pass{'es' if st.tool_passes > 1 else ''}"
+    part = f"tools {st.tool_seconds:.1f}s ({passes} of the model)"
+    assert part in stats_line(st) and "tools" not in stats_line(replace(st, tool_seconds=0.0))

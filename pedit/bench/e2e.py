@@ -306,11 +306,12 @@ def _answers(data: dict, ids: list[str]) -> list[str]:
         "inside the backend's forward passes; in pedit: drafting, planning, drawing tokens. Reading-rate "
         "ideal: the answer's tokens at the rate this run read its prompt. Rows read: every row of the "
         "answer's passes, as accepted drafts / rejected drafts / forced by a grammar / the model's own "
-        "token. Passes: how many, and the commonest sizes (rows × passes). Tools' reads: the model's "
-        "reads for the tools (scoring swaps, reading an intent), apart from the prompt.",
+        "token. Passes: how many, and the commonest sizes (rows × passes). Tools: the tools' work before "
+        "the run (a fix's scoring of confusable words: its model reads and the draft it makes; the model "
+        "reading a vague instruction's intent), apart from the prompt.",
         "",
         "| task | answer s | in the model / in pedit s | reading-rate ideal s | rows read: accepted / "
-        "rejected / forced / own | passes: commonest sizes | tools' reads s |",
+        "rejected / forced / own | passes: commonest sizes | tools s |",
         "|---|---:|---:|---:|---|---|---:|",
         *rows,
         "",

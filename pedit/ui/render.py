@@ -69,8 +69,9 @@ def stats_line(stats: Stats) -> str:
         f"prompt {stats.prompt_tokens} tokens{cached} in {stats.prefill_seconds:.1f}s "
         f"({stats.prefill_tokens_per_second:.0f} tok/s)",
     ]
-    if stats.tool_seconds:  # the tools' own model reads (scoring swaps, an intent), apart from the prompt
-        parts.append(f"tools' reads {stats.tool_seconds:.1f}s ({stats.tool_passes} passes)")
+    if stats.tool_seconds:  # the tools' work before the run (scoring swaps, an intent), apart from the prompt
+        passes = f"{stats.tool_passes} pass{'es' if stats.tool_passes != 1 else ''}"
+        parts.append(f"tools {stats.tool_seconds:.1f}s ({passes} of the model)")
     parts.append(f"stop: {stats.stop_reason}")
     return "; ".join(parts)
 
