@@ -162,8 +162,8 @@ def test_a_rename_answer_is_stopped_where_it_fails_with_the_result_it_would_have
         assert cut.forward_passes < full.forward_passes
 
 
-def test_forced_or_in_pieces_a_rename_answer_is_read_whole(monkeypatch):
-    """--force may write the model's answer: it is never cut short (nor a file in pieces)."""
+def test_a_forced_rename_answer_is_read_whole(monkeypatch):
+    """--force may write the model's answer: it is never cut short."""
     from scripted import Answering
 
     answer = LONG_EXACT.replace("# step 1 of the walk", "# the second step")

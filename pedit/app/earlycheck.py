@@ -28,14 +28,13 @@ The model's output is not touched (the same tokens up to there): only fewer are 
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from ..events import Event, Finished, Progress, TextReceived, TokenGenerated, TokensAccepted
-from .intentcheck import _SKIP, code_tokens
+from .intentcheck import _SKIP, code_tokens, names_pattern
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class EarlyCheck:
     def __init__(self, filename: str, before: str, exact: str, renames: dict[str, str]):
         self.python = PurePath(filename).suffix.lower() in (".py", ".pyi")
         self.lines = set(before.splitlines())
-        self.names = re.compile(r"\b(" + "|".join(map(re.escape, [*renames, *renames.values()])) + r")\b")
+        self.names = names_pattern(renames)  # unrelated_line's own: the early verdict is the check's
         self.old = code_tokens(filename, before) if self.python else None
         self.want = code_tokens(filename, exact) if self.python else None
         self.seen = 0  # complete lines already read

@@ -267,7 +267,8 @@ def write(source: Source, text: str) -> Source:
     assert source.path is not None
     data = source.encode(text)
     stamp = write_bytes(source.path, data, source.stamp)
-    return replace(source, text=text, stamp=stamp, endings=line_endings(source.render(text)))
+    endings = line_endings(source.render(text)) if source.endings else ()  # one style stays one
+    return replace(source, text=text, stamp=stamp, endings=endings)
 
 
 _WRITTEN: list[Path] = []  # every file this process replaced, in order

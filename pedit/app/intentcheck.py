@@ -350,9 +350,14 @@ def _called(call: ast.Call) -> str:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
+def names_pattern(renames: dict[str, str]) -> re.Pattern:
+    """Any old or new name of a rename, as a whole word: what a line must name to change."""
+    return re.compile(r"\b(" + "|".join(map(re.escape, [*renames, *renames.values()])) + r")\b")
+
+
 def unrelated_line(before: str, after: str, renames: dict[str, str]) -> str | None:
     """A line the answer changes that names none of the old or new names."""
-    names = re.compile(r"\b(" + "|".join(map(re.escape, [*renames, *renames.values()])) + r")\b")
+    names = names_pattern(renames)
     old, new = before.splitlines(), after.splitlines()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":

@@ -129,23 +129,14 @@ def fstrings(text: str) -> str | None:
 
 def run(job, text: str, name: str, render):
     """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
-    asked: list[Stats] = []  # the model's reading of a vague instruction: a tool's read, not the prompt's
-
-    def reading(events, _label):
-        fin = drain(events)
-        asked.append(fin.stats)
-        return fin
-
-    found = read(job.instruction, job, reading)
+    found, asked = _intent(job)
     tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
     if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
         options = replace(options, constraint=grammar)  # a grammar holds a file that goes in one run
     stats, verdict, outcome = [], None, None
-    # the whole answer is needed where --force may write it, and checked where it goes in one run
-    early = EARLY and found.kind == RENAME and tool is not None and not job.force
-    early = early and len(job.pieces(text, name, "rewrite")) == 1
+    early = _checked_early(job, found, tool, text, name)
 
     def counted(events, label):  # every run's figures, a refused one's and a stopped one's too
         stopped: list[Stopped] = []
@@ -193,6 +184,26 @@ def run(job, text: str, name: str, render):
         return done(outcome, verdict, attempt)
     why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)
+
+
+def _intent(job) -> tuple[Intent, list[Stats]]:
+    """The job's intent (read()), and the figures of the model's reading of it when it was
+    asked (a vague instruction): a tool's read, not the prompt's."""
+    asked: list[Stats] = []
+
+    def reading(events, _label):
+        fin = drain(events)
+        asked.append(fin.stats)
+        return fin
+
+    return read(job.instruction, job, reading), asked
+
+
+def _checked_early(job, found: Intent, tool: str | None, text: str, name: str) -> bool:
+    """Is the answer checked as it is written (earlycheck.py)? A rename with the exact
+    rename to check against, read whole where --force may write it, in one run."""
+    early = EARLY and found.kind == RENAME and tool is not None and not job.force
+    return early and len(job.pieces(text, name, "rewrite")) == 1
 
 
 def _with_tools(st: Stats, asked: list[Stats]) -> Stats:
