@@ -44,6 +44,16 @@ def test_a_real_run_reads_its_figures_back(monkeypatch):
     assert got.seconds >= got.load_seconds + got.prefill_seconds + got.decode_seconds
 
 
+def test_the_runs_have_a_cache_of_their_own_and_the_first_is_a_new_users(monkeypatch, isolated_dirs):
+    """The bench's runs start from a user cache that is empty but for the models, and
+    leave the user's own as it was; every warm-up is kept, the first (the essay's) first."""
+    monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    other = next(t for t in load_tasks() if t.id == "prose-walden")
+    runs = e2e.run_all([other, TASK], ["pedit"], 0)
+    assert [(x.task, x.repeat, x.exit_code) for x in runs] == [(TASK.id, -1, 0), (other.id, -1, 0)]
+    assert not (isolated_dirs / "cache" / "pedit" / "costs").exists()
+
+
 def test_a_reading_run_times_the_answers_tokens_read_as_a_prompt():
     """The default model (real llama.cpp) reads the essay's pieces as pedit's prompts, then
     their drafts (the file and each closing fence) as a prompt is read: the rate pedit's
@@ -64,6 +74,9 @@ def test_goals_are_the_medians_ratios():
     assert goals["default commands end to end"] == ("1.61x (from 1.40x to 1.82x)", True)
     assert goals["end to end"] == ("1.36x (from 1.36x to 1.36x)", False)  # lookup 15 / 11
     assert goals["prompt tokens read per command"] == ("worst 1.30x (b), median 1.15x", False)
+    # the first warm-up is a new user's first command: against the task's later runs' median
+    first = "a new user's first command (a, empty cache) within 1.5x of a later one"
+    assert goals[first] == ("99.0 / 11.0 s = 9.00x", False)
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
     text = e2e.markdown(data)

@@ -65,7 +65,7 @@ def test_a_measurement_that_fails_closes_the_backend(monkeypatch):
 
 
 def test_a_reporter_hears_a_measurement_but_not_a_cached_cost(monkeypatch):
-    """The `measuring draft costs` task only when the cache has no cost model."""
+    """The `timing the model` task only when the cache has no cost model."""
     tasks = []
 
     class Reporter:
@@ -73,7 +73,7 @@ def test_a_reporter_hears_a_measurement_but_not_a_cached_cost(monkeypatch):
             tasks.append(description)
             return models.NULL_REPORTER.task(description, total, unit)
 
-    monkeypatch.setattr(loading.costmodel, "measure", lambda backend: "measured")
+    monkeypatch.setattr(calibration, "quick", lambda backend: "measured")
     monkeypatch.setattr(calibration, "cached", lambda b, i, d, measure_fn, **_: measure_fn(b))
     assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "measured"
     assert loading.MEASURING in tasks

@@ -1,28 +1,39 @@
-"""Calibration: the cost model of a backend on this machine, measured once and cached
-(loading.py loads a model with it).
+"""Calibration: the cost model of a backend on this machine, cached per model and
+machine, and refined by the passes real runs make (loading.py loads a model with it).
+
+A first run does not measure the whole curve (a minute on 2 cores, with the 1.5B model):
+it times one token (about a second, `quick`) and takes the rest of the curve from the
+prior, a curve measured on one machine in units of t(1) (prior_costs.json, written by
+scripts/cost_prior.py). Every pass a run makes is logged (costmodel.Passes) and `keep`
+writes them into the entry when the model is closed: the next run prices each size its
+passes read by what it cost there, on this machine, after roll-backs as it really runs.
 
 The cache is keyed by backend, model, thread count, CPU and pedit version. It only saves
 time: an entry that cannot be read or is not a cost model is measured again and
-overwritten; a cache that cannot be written costs one warning line and a measurement on
-every run, never the run itself.
+overwritten (passes of the wrong shape are dropped); a cache that cannot be written costs
+one warning line and a measurement on every run, never the run itself.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import platform
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__, models
 from ..backends import Backend
-from ..engine.costmodel import CostModel, measure
+from ..engine.costmodel import KEEP, CostModel, Passes, measure
 from ..models.cachefile import warn_stderr, write_cache_file
 from .machine import usable_cpus
 
 # 2: with the growth over the context; 3: llama.cpp's logits not copied; 4: passes of 128 and
-# 256 tokens (older entries are measured again)
-COSTS_FORMAT = 4
+# 256 tokens; 5: t(1) and the prior, refined by real passes (older entries are measured again)
+COSTS_FORMAT = 5
+PRIOR = Path(__file__).with_name("prior_costs.json")
+QUICK_KV = 32  # the context a first run times its one-token steps after
 
 
 def cpu_name() -> str:
@@ -49,14 +60,32 @@ def identity(backend) -> str:
     return f"{path}|{st.st_size}|{st.st_mtime_ns}"
 
 
-def cached(backend, identity: str, cache_dir: Path, measure_fn=measure, warn=warn_stderr) -> CostModel:
-    """The calibration for (backend, model identity, machine), measured once and kept in
-    cache_dir when it can be; `warn(line)` (default: stderr) hears once that it cannot."""
+def prior() -> CostModel:
+    """The default curve, in units of t(1) at its context (its "measured" key says where)."""
+    return CostModel.from_json(PRIOR.read_text(encoding="utf-8"))
+
+
+def quick(backend: Backend) -> CostModel:
+    """A first run's cost model, in about a second: t(1) timed as plain decoding runs
+    (consecutive steps after QUICK_KV tokens), brought to the prior's context c0 by the
+    prior's growth, g(1) in units of t(1):  t(1, c0) = t(1, kv) (1 + g(1) (c0 - kv));
+    the other sizes are the prior's times that."""
+    curve = prior()
+    t1 = measure(backend, sizes=(1,), kv=QUICK_KV, growth_sizes=()).seconds[0]
+    return curve.scaled(t1 * (1 + curve.slope(1) * max(0, curve.context - QUICK_KV)))
+
+
+def cached(backend, identity: str, cache_dir: Path, measure_fn=quick, warn=warn_stderr) -> CostModel:
+    """The cost model for (backend, model identity, machine): the entry in cache_dir with
+    the passes runs logged into it, else measured now (`measure_fn`) and kept there when it
+    can be; `warn(line)` (default: stderr) hears once that it cannot. Its log
+    (CostModel.log) collects this run's passes for `keep`."""
     threads = getattr(backend, "n_threads", "")
     key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}|{COSTS_FORMAT}"
     path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     try:
-        return CostModel.from_json(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return Passes(CostModel.from_json(text), _seen(text), key=str(path)).model()
     except (OSError, ValueError):  # absent, unreadable, or not a cost model: measure again
         pass
     model = measure_fn(backend)
@@ -64,9 +93,41 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=measure, warn=war
         write_cache_file(path, model.to_json())
     except OSError as exc:
         warn(f"cannot write the cost cache ({exc}); measured again next time")
-    return model
+        return model
+    return Passes(model, key=str(path)).model()
 
 
-def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = measure) -> CostModel:
+def _seen(text: str) -> dict[int, list[float]]:
+    """An entry's logged passes {size: [seconds, ...]}; {} when they are not of that shape."""
+    seen = json.loads(text).get("seen", {})
+    ok = isinstance(seen, dict) and all(
+        k.isdigit() and isinstance(v, list) and all(type(t) is float and 0 < t < math.inf for t in v)
+        for k, v in seen.items()
+    )
+    return {int(k): v for k, v in seen.items()} if ok else {}
+
+
+def keep(cost: CostModel | None, warn=warn_stderr) -> None:
+    """Write the passes this process logged into its cost model's entry, with the ones
+    another process wrote there meanwhile (the latest costmodel.KEEP per size)."""
+    log = cost.log if cost is not None else None
+    if log is None or not log.added or not log.key:
+        return
+    path = Path(log.key)
+    try:
+        seen = _seen(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        seen = {}
+    for rows, t0 in log.added:
+        seen.setdefault(rows, []).append(t0)
+    entry = json.loads(log.base.to_json()) | {"seen": {str(n): ts[-KEEP:] for n, ts in sorted(seen.items())}}
+    try:
+        write_cache_file(path, json.dumps(entry))
+    except OSError as exc:
+        warn(f"cannot write the cost cache ({exc}); this run's passes are not kept")
+    log.added.clear()
+
+
+def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = quick) -> CostModel:
     """The cost model, from the user cache when this backend was measured before."""
     return cached(backend, identity(backend), models.cache_root() / "costs", measure_fn=measure_fn)

@@ -4,7 +4,8 @@ its cost model, and whether it runs on a server.
 The cost model (the planner's, engine/costmodel.py) is measured when there is something to
 plan: speculation on (speculate != "off") and a local backend (one that gives logits; a
 server's loop plans nothing). It comes from the user cache (calibration.measure_cost) when
-this model was measured on this machine before.
+this model ran on this machine before; the passes this process makes go back into that
+cache when the model is closed (calibration.keep).
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from dataclasses import dataclass
 
 from .. import models
 from ..backends import AnyBackend, Backend
-from ..engine import costmodel
 from ..engine.costmodel import CostModel
 from ..engine.edit import local
 from ..models.progress import NULL_REPORTER, Reporter
 from . import calibration
 from .config import Settings
 
-MEASURING = "measuring draft costs (once per model and machine)"
+MEASURING = "timing the model (once per model and machine)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +32,10 @@ class Loaded:
     seconds: float = 0.0  # the load (a server's: connecting and listing its models)
 
     def close(self) -> None:
-        self.backend.close()
+        try:
+            calibration.keep(self.cost)  # what this run's passes cost, for the next run's plans
+        finally:
+            self.backend.close()
 
 
 def load_with_cost(
@@ -68,6 +71,6 @@ def _cost(backend: Backend, reporter: Reporter | None) -> CostModel:
 
     def measuring(b: Backend) -> CostModel:
         with reporter.task(MEASURING, None):
-            return costmodel.measure(b)
+            return calibration.quick(b)
 
     return calibration.measure_cost(backend, measure_fn=measuring)

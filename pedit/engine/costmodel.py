@@ -25,7 +25,7 @@ import json
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 # Sizes that are multiples of 32 or 64 hit llama.cpp's faster kernels (scripts/
@@ -46,6 +46,7 @@ class CostModel:
     seconds: tuple[float, ...]  # t(n) after `context` tokens
     context: int = 256  # c0
     growth: tuple[tuple[int, float], ...] = ()  # (n, g(n)), ascending n; () when not measured
+    log: Passes | None = field(default=None, compare=False, repr=False)  # the passes it prices
 
     def __post_init__(self):
         if not self.sizes or self.sizes[0] != 1 or list(self.sizes) != sorted(set(self.sizes)):
@@ -119,11 +120,55 @@ class CostModel:
         growth = tuple((n, float(g)) for n, g in growth)
         return cls(tuple(sizes), tuple(seconds), context, growth)
 
+    def scaled(self, factor: float) -> CostModel:
+        """Every time and growth times `factor` (a curve in units of t(1), made absolute)."""
+        growth = tuple((n, g * factor) for n, g in self.growth)
+        return CostModel(self.sizes, tuple(t * factor for t in self.seconds), self.context, growth)
+
     @classmethod
     def table(cls, relative: dict[int, float], unit: float = 1.0) -> CostModel:
         """A cost model from {n: cost relative to one step} (tests, scripted backends)."""
         sizes = tuple(sorted(relative))
         return cls(sizes, tuple(relative[n] * unit for n in sizes))
+
+
+SEEN = 3  # a size's real passes replace its price once there are this many
+KEEP = 16  # the latest passes kept per size
+
+
+class Passes:
+    """The forward passes runs made with a cost model, to price it better: per size n > 1
+    (the rows a pass read), the latest KEEP eval times, each brought back to the base
+    model's context c0 by its growth,
+        t0 = t - g(n) * max(0, c - c0)
+    The refined price of a size seen at least SEEN times is the median of its t0; t(1)
+    stays the base's, timed as plain decoding runs (a one-token pass between draft passes,
+    right after a roll-back, is slower, and plain decoding's price must not take it:
+    decode.Tracker prices the live speedup's plain decoding with it). `key` is where the
+    shell keeps them (calibration.py), opaque here."""
+
+    def __init__(self, base: CostModel, seen: dict[int, list[float]] | None = None, key: str = ""):
+        self.base, self.key = base, key
+        self.seen = {n: list(ts)[-KEEP:] for n, ts in (seen or {}).items() if n > 1}
+        self.added: list[tuple[int, float]] = []  # (n, t0) of this process's passes
+
+    def add(self, rows: int, at: int, seconds: float) -> None:
+        if rows < 2 or not 0 < seconds < math.inf:
+            return
+        t0 = seconds - self.base.slope(rows) * max(0, at - self.base.context)
+        if t0 > 0:
+            times = self.seen.setdefault(rows, [])
+            times.append(t0)
+            del times[:-KEEP]
+            del self.added[: -KEEP * 64]  # bounded: a server logs every pass it makes
+            self.added.append((rows, t0))
+
+    def model(self) -> CostModel:
+        """The base with the sizes seen SEEN times priced as they ran; logging into self."""
+        prices = dict(zip(self.base.sizes, self.base.seconds, strict=True))
+        prices.update({n: statistics.median(ts) for n, ts in self.seen.items() if len(ts) >= SEEN})
+        sizes = tuple(sorted(prices))
+        return replace(self.base, sizes=sizes, seconds=tuple(prices[n] for n in sizes), log=self)
 
 
 GROWTH_SIZES = (1, 8, 32, 64)

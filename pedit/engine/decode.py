@@ -189,6 +189,8 @@ class Tracker:
             self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
         if k == 0:
             bisect.insort(self._plain, seconds)
+        if self.cost is not None and self.cost.log is not None and inside is not None:
+            self.cost.log.add(rows, at, inside)  # what this size really costs, for the next run
         if self.cost is not None:
             # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
             # linear in the context: the middle one's price is their mean)

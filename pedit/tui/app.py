@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from ..app import fileio, guard
+from ..app import calibration, fileio, guard
 from ..app.jobs import EngineOptions
 from ..app.loading import Loaded
 from ..app.session import Session, SessionError, TurnResult
@@ -144,6 +144,7 @@ class PeditApp(App[int]):
             )
         else:
             old = self.session.backend
+            calibration.keep(self.session.options.cost)  # the old model's passes, for its next run
             self.session.switch_backend(backend, cost)
             old.close()
 
@@ -364,4 +365,5 @@ class PeditApp(App[int]):
         # a generation still running (cancelled, between two passes) owns the backend until
         # it returns; the process exit frees it then
         if self.session is not None and not self.running:
+            calibration.keep(self.session.options.cost)
             self.session.backend.close()

@@ -1,0 +1,148 @@
+"""Issue 38 item 6: a first run times one token instead of the whole cost curve, starts
+from the prior curve in units of it, and every run's passes refine the curve for the
+next run (app/calibration.py, engine/costmodel.Passes). The output never depends on it."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_speculative_counts import EDITS, FILE
+
+from pedit.app import calibration
+from pedit.backends import open_backend
+from pedit.engine import costmodel
+from pedit.engine.costmodel import KEEP, SEEN, CostModel, Passes
+from pedit.engine.edit import EditOptions, edit_events
+from pedit.engine.prompt import build_prompt
+from pedit.request import EditRequest
+from scripted import ScriptedBackend
+
+BASE = CostModel((1, 8, 64), (0.01, 0.05, 0.4), 256, ((1, 1e-5), (64, 1e-4)))
+
+
+class Counting:
+    """The reference backend, counting the tokens each eval reads."""
+
+    def __init__(self):
+        self.inner, self.evals = open_backend("reference"), []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def eval(self, tokens, **kw):
+        self.evals.append(len(tokens))
+        return self.inner.eval(tokens, **kw)
+
+
+def test_a_pass_is_kept_at_the_base_context_and_only_the_latest_count():
+    log = Passes(BASE)
+    log.add(8, 1256, 0.06)  # 1000 tokens past c0: g(8) = 1e-5 + (1e-4 - 1e-5) * 7 / 63
+    assert log.seen[8] == [pytest.approx(0.06 - BASE.slope(8) * 1000)]
+    log.add(8, 100, 0.07)  # before c0: as it ran
+    log.add(1, 300, 0.02)  # t(1) is the base's, never a draft run's one-token pass
+    log.add(5, 300, 0.0)
+    assert set(log.seen) == {8} and len(log.seen[8]) == 2 and len(log.added) == 2
+    for i in range(3 * KEEP):
+        log.add(64, 256, 0.3 + i / 1000)
+    assert log.seen[64] == [0.3 + i / 1000 for i in range(2 * KEEP, 3 * KEEP)]
+
+
+def test_a_size_seen_enough_is_priced_as_it_ran_and_the_rest_stays():
+    log = Passes(BASE, {8: [0.08] * (SEEN - 1), 40: [0.2, 0.3, 0.25], 64: [0.3, 0.1, 0.2, 0.9]})
+    model = log.model()
+    assert model.sizes == (1, 8, 40, 64)
+    assert model.seconds == (0.01, 0.05, 0.25, 0.25)  # 8: too few; 64: the median
+    assert model.growth == BASE.growth and model.context == BASE.context and model.log is log
+    log.add(8, 256, 0.08)
+    assert log.model().seconds[1] == 0.08
+
+
+def test_the_prior_is_a_curve_in_units_of_one_token():
+    prior = calibration.prior()
+    assert prior.seconds[0] == pytest.approx(1.0) and prior.sizes == costmodel.GRID
+    assert "scripts/cost_prior.py" in json.loads(calibration.PRIOR.read_text())["measured"]
+
+
+def test_a_first_run_times_one_token_and_scales_the_prior():
+    backend = Counting()
+    model = calibration.quick(backend)
+    # the context, one warm-up step and the timed steps: nothing wider than the context
+    assert backend.evals == [calibration.QUICK_KV] + [1] * (1 + costmodel.STEPS)
+    prior = calibration.prior()
+    scale = model.seconds[0] / prior.seconds[0]
+    assert model.sizes == prior.sizes and model.context == prior.context
+    assert model.seconds == pytest.approx([t * scale for t in prior.seconds])
+    assert model.growth == pytest.approx([(n, g * scale) for n, g in prior.growth])
+
+
+def test_runs_refine_the_cache_entry_and_processes_add_up(tmp_path):
+    backend, calls = open_backend("reference"), []
+
+    def measure(b):
+        calls.append(b)
+        return BASE
+
+    first = calibration.cached(backend, "m", tmp_path, measure)
+    assert first == BASE and first.log is not None and len(calls) == 1
+    other = calibration.cached(backend, "m", tmp_path, measure)  # a second process, at once
+    for _ in range(SEEN):
+        first.log.add(40, 256, 0.2)
+        other.log.add(40, 256, 0.3)
+    calibration.keep(first)
+    calibration.keep(other)
+    calibration.keep(other)  # nothing new: nothing written twice
+    again = calibration.cached(backend, "m", tmp_path, measure)
+    assert len(calls) == 1 and again.sizes == (1, 8, 40, 64)
+    assert again.seconds[2] == statistics.median([0.2] * SEEN + [0.3] * SEEN)
+    (entry,) = tmp_path.iterdir()
+    assert CostModel.from_json(entry.read_text()) == BASE  # the base stays what was measured
+
+
+@pytest.mark.parametrize("seen", ['{"8": "x"}', '{"x": [0.1]}', '{"8": [-1.0]}', "[1]", '{"8": [1]}'])
+def test_passes_of_another_shape_are_dropped_and_the_base_kept(tmp_path, seen):
+    backend = open_backend("reference")
+    calibration.cached(backend, "m", tmp_path, lambda b: BASE)
+    (entry,) = tmp_path.iterdir()
+    entry.write_text(entry.read_text()[:-1] + f', "seen": {seen}}}')
+    model = calibration.cached(backend, "m", tmp_path, lambda b: pytest.fail("measured again"))
+    assert model == BASE and model.log.seen == {}
+
+
+def test_a_run_logs_each_pass_it_makes():
+    """Every decode pass wider than one row goes into the log, as the backend ran it."""
+    backend = ScriptedBackend([], 0)
+    req = EditRequest(FILE, "Edit it.", "f.txt")
+    prompt = build_prompt(backend, req)
+    backend.prompt_len = len(prompt.tokens)
+    backend.target = backend.tokenize(EDITS["three edits"] + prompt.fence)
+    cost = Passes(CostModel.table({1: 1.0, 8: 3.0, 64: 20.0}, 1e-3)).model()
+    fin = list(edit_events(backend, req, EditOptions(speculate="auto", cost=cost)))[-1]
+    wide = [n for n, _ in backend.calls[1:] if n > 1]  # calls[0]: the prefill
+    assert wide and sorted(n for n, _ in cost.log.added) == sorted(wide)
+    assert {n: len(ts) for n, ts in cost.log.seen.items()} == {n: min(wide.count(n), KEEP) for n in set(wide)}
+    assert fin.text == EDITS["three edits"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    prices=st.lists(st.floats(0.5, 80.0), min_size=6, max_size=6),
+    seed=st.integers(0, 2**16),
+    edit=st.sampled_from(sorted(EDITS)),
+)
+def test_the_answer_does_not_depend_on_what_the_passes_cost(prices, seed, edit):
+    """Lossless: a refined curve changes the passes, never the text (greedy and seeded)."""
+    from pedit.engine.sampling import Sampling
+
+    sizes = (1, 2, 4, 8, 16, 32, 64)
+    learned = CostModel(sizes, (1e-3, *(p * 1e-3 for p in sorted(prices))))
+    backend = open_backend("reference")
+    req = EditRequest(EDITS[edit], "Edit it.", "f.txt")
+    for sampling in (Sampling(), Sampling(temperature=0.8, seed=seed)):
+        runs = [EditOptions(speculate=s, cost=c, sampling=sampling, max_tokens=60)
+                for s, c in (("off", None), ("auto", BASE), ("auto", learned))]  # fmt: skip
+        texts = {list(edit_events(backend, req, o))[-1].text for o in runs}
+        assert len(texts) == 1
