@@ -29,14 +29,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -48,35 +44,9 @@ from pedit.app.machine import usable_cpus
 from pedit.app.templates import templates
 from pedit.bench.cells import COPY_HEAVY  # prose, markdown, code
 from pedit.bench.corpus import CORPUS, load_tasks
+from pedit.bench.servers import client_for, flush, free_port, start, stop
 from pedit.engine.remote import remote_prompt
 from pedit.request import EditRequest
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args: list[str], port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"{' '.join(args[:4])} exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit(f"{' '.join(args[:4])} did not start")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait(60)
 
 
 def requests_for(n: int) -> list[dict]:
@@ -126,11 +96,6 @@ def ask(client: openai.OpenAI, model: str, r: dict, *, prediction: bool, primed:
     }  # fmt: skip
 
 
-def flush(client: openai.OpenAI, model: str) -> None:
-    """A one-token request whose prompt shares nothing with the tasks': the next one starts cold."""
-    nonce = os.urandom(8).hex()
-    client.chat.completions.create(model=model, max_tokens=1, temperature=0,
-                                   messages=[{"role": "user", "content": f"{nonce} Say ok."}])  # fmt: skip
 
 
 def cold(client: openai.OpenAI, model: str, r: dict, **kw) -> dict:
@@ -138,8 +103,6 @@ def cold(client: openai.OpenAI, model: str, r: dict, **kw) -> dict:
     return ask(client, model, r, **kw)
 
 
-def client_for(port: int) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0, timeout=900)
 
 
 def prediction_part(port: int, model: str, reqs: list[dict], repeats: int) -> list[dict]:

@@ -29,62 +29,17 @@ import json
 import platform
 import statistics
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 
-from measure_serve import client_for, flush, free_port, start, stop  # scripts/ beside this file
-
 from pedit.app.calibration import cpu_name
 from pedit.app.machine import usable_cpus
-from pedit.app.templates import templates
 from pedit.bench import e2e
-from pedit.bench.corpus import CORPUS, load_tasks
-from pedit.engine.remote import remote_prompt
-from pedit.models import DEFAULT_MODEL, cache_root, prepare
-from pedit.request import EditRequest
+from pedit.bench.corpus import load_tasks
+from pedit.bench.servers import BINARY, PEERS, measure, request_for
+from pedit.models import DEFAULT_MODEL, prepare
 
-CONFIGS = ("pedit serve", "llama-server", "llama-server ngram-simple", "llama-server ngram-mod")
-BINARY = cache_root() / "llama-server" / "llama-server"  # where build_llama_server.sh puts it
-
-
-def request_for(task) -> dict:
-    t = templates({})[task.command]
-    text = (CORPUS / task.file).read_text(encoding="utf-8")
-    req = EditRequest(text, t.render(task.instruction or None), task.file, t.system)
-    msgs, _, _, prediction = remote_prompt(req, "rewrite", False)
-    return {"id": task.id, "messages": msgs, "prediction": prediction, "max_tokens": 2 * len(text) // 3 + 256}
-
-
-def server_args(config: str, binary: Path, gguf: Path, port: int) -> list[str]:
-    if config == "pedit serve":
-        pedit = str(Path(sys.executable).with_name("pedit"))
-        return [pedit, "serve", "-m", DEFAULT_MODEL, "--port", str(port)]
-    cores = str(usable_cpus())
-    args = [str(binary), "-m", str(gguf), "--port", str(port), "-c", "8192", "-t", cores, "-tb", cores,
-            "--parallel", "1", "--no-webui", "--log-disable"]  # fmt: skip
-    if " " in config:
-        args += ["--spec-type", config.split()[1]]
-    return args
-
-
-def measure(config: str, r: dict, binary: Path, gguf: Path) -> dict:
-    port = free_port()
-    server = start(server_args(config, binary, gguf, port), port)
-    try:
-        client = client_for(port)
-        model = DEFAULT_MODEL
-        flush(client, model)  # warm: the model has served a request, of another prompt
-        kwargs = {"model": model, "temperature": 0, "max_tokens": r["max_tokens"], "messages": r["messages"]}
-        if config == "pedit serve":
-            kwargs["prediction"] = {"type": "content", "content": r["prediction"]}
-        t0 = time.perf_counter()
-        reply = client.chat.completions.create(**kwargs)
-        seconds = time.perf_counter() - t0
-    finally:
-        stop(server)
-    return {"config": config, "id": r["id"], "seconds": seconds, "tokens": reply.usage.completion_tokens,
-            "text": reply.choices[0].message.content}  # fmt: skip
+CONFIGS = ("pedit serve", *PEERS)
 
 
 def main() -> None:

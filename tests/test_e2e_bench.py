@@ -143,3 +143,46 @@ def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):
     assert [t["id"] for t in merged["tasks"]] == ["a", "b"] and merged["command"] == "one and two"
     with pytest.raises(ValueError, match="different machines"):
         e2e.merge([first, {**again, "machine": {"cpu": "other"}}])
+
+
+def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
+    """The best llama-server configuration's median over the CLI's (the whole command) and
+    over pedit serve's (the request), per task; the goals are their medians."""
+    runs = []
+    for r, (cli, serve, plain, simple, mod) in enumerate(
+        [(10, 8, 20, 15, 16), (12, 9, 21, 18, 14), (11, 8, 22, 15, 16)]
+    ):
+        runs += [run("a", "pedit", r, cli), run("a", "pedit serve", r, serve),
+                 run("a", "llama-server", r, plain), run("a", "llama-server ngram-simple", r, simple),
+                 run("a", "llama-server ngram-mod", r, mod)]  # fmt: skip
+    runs += [run("b", "pedit", 0, 10), run("b", "llama-server ngram-mod", 0, 12)]  # b: no pedit serve
+    data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}]}
+    assert e2e.best_peer(data, "a") == (15, "llama-server ngram-simple")  # medians 21, 15, 16
+    goals = {g.split(" >=")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
+    assert goals["the CLI end to end (a new process, load included)"] == (
+        "1.28x (from 1.20x to 1.36x)",
+        False,
+    )
+    assert goals["pedit serve + prediction"] == ("1.88x (from 1.88x to 1.88x)", True)
+    data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
+             "model": "m", "repeats": 3}  # fmt: skip
+    text = e2e.markdown(data)
+    assert "| a | 11.0 | 8.0 | 21.0 | 15.0 | 16.0 | llama-server ngram-simple | 1.36x | 1.88x |" in text
+    assert "| b | 10.0 | – | – | – | 12.0 | llama-server ngram-mod | 1.20x | – |" in text
+
+
+def test_without_llama_server_its_configurations_are_left_out(tmp_path):
+    assert "llama-server" not in e2e.configs(True, tmp_path / "absent")
+    built = tmp_path / "llama-server"
+    built.write_text("")
+    assert e2e.configs(True, built) == list(e2e.CONFIGS)
+    assert e2e.configs(False, built) == ["pedit", "plain", "reading"]
+
+
+def test_a_served_run_times_one_request_on_a_real_pedit_serve(monkeypatch):
+    """pedit serve in its own process, the real `openai` client, the task's chat request
+    with the file as `prediction`: the request's seconds and the answer come back."""
+    monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    got = e2e.run_once(TASK, "pedit serve", 0)
+    assert got.exit_code == 0 and got.seconds > 0 and got.completion_tokens > 0 and got.output
+    assert got.load_seconds == 0 and got.decode_seconds == got.seconds

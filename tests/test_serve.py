@@ -101,6 +101,69 @@ def test_a_prediction_changes_the_speed_not_the_text(server):
     assert "predicted" not in plain.model_extra["pedit"]["accepted_by_drafter"]  # lookup, n-grams only
 
 
+# aider's whole-file format: the files in a user message of their own (`path`, then the
+# fenced file), then the instruction; its answer is the same block with the edits
+AIDER = [
+    {"role": "system", "content": "Act as an expert software developer."},
+    {"role": "user", "content": "I have *added these files to the chat* so you can go ahead and edit "
+                                f"them.\n\ntotal.py\n```\n{FILE}```\n"},
+    {"role": "assistant", "content": "Ok, any changes I propose will be to those files."},
+    {"role": "user", "content": "Rename s to acc."},
+]  # fmt: skip
+
+
+def test_a_chat_that_holds_one_fenced_file_gets_it_as_its_draft(server):
+    """Issue 38: no `prediction`, and the latest user message with a fenced block holds one
+    file: that block drafts (pedit.draft says so), and the text is plain decoding's."""
+    create = server.client().chat.completions.create
+    got = create(model="reference", messages=AIDER, temperature=0, max_tokens=120)
+    assert got.model_extra["pedit"]["draft"] == "fenced file"
+    assert got.model_extra["pedit"]["tool"] == "rename"  # and the rename tool drafted in it
+    assert got.choices[0].message.content == local_answer(encode_chat(ReferenceBackend(), AIDER))
+    explicit = create(model="reference", messages=AIDER, temperature=0, max_tokens=120,
+                      prediction={"type": "content", "content": f"total.py\n```\n{FILE}```\n"})  # fmt: skip
+    assert explicit.model_extra["pedit"]["draft"] == "prediction"
+    assert (
+        explicit.model_extra["pedit"]["accepted_by_drafter"]
+        == got.model_extra["pedit"]["accepted_by_drafter"]
+    )
+    two = [*AIDER[:1], {"role": "user", "content": f"a.py\n```\n{FILE}```\nb.py\n```\n{FILE}```\n"}]
+    assert ask(server.client()).model_extra["pedit"]["draft"] == "none"  # the file, but not fenced
+    assert create(model="reference", messages=two, max_tokens=8).model_extra["pedit"]["draft"] == "none"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_rename_request_gets_the_clis_tool_and_check_and_the_models_text(server, stream):
+    """pedit's own remote request for a rename, with its prediction: the exact rename
+    drafts, the answer is plain decoding's, and the CLI's check of it is in `pedit`."""
+    from pedit.app.intent import parse
+    from pedit.app.intentcheck import check
+    from pedit.app.rename import rename
+    from pedit.engine.remote import remote_prompt
+    from pedit.request import EditRequest
+    from pedit.serve.tools import split
+
+    msgs, _, _, prediction = remote_prompt(
+        EditRequest(FILE, "Rename s to acc.", "total.py"), "rewrite", False
+    )
+    kw = {"model": "reference", "messages": msgs, "temperature": 0, "max_tokens": 120,
+          "prediction": {"type": "content", "content": prediction}}  # fmt: skip
+    if stream:
+        chunks = list(
+            server.client().chat.completions.create(**kw, stream=True, stream_options={"include_usage": True})
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        extra = chunks[-1].model_extra["pedit"]
+    else:
+        got = server.client().chat.completions.create(**kw)
+        text, extra = got.choices[0].message.content, got.model_extra["pedit"]
+    assert text == local_answer(encode_chat(ReferenceBackend(), msgs))
+    verdict = check(
+        parse("Rename s to acc."), "total.py", FILE, split(text)[1], rename(FILE, "total.py", {"s": "acc"})
+    )
+    assert (extra["draft"], extra["tool"], extra["check"]) == ("prediction", "rename", verdict.to_dict())
+
+
 def test_streaming_sends_the_same_text_and_the_usage_last(server):
     client = server.client()
     whole = ask(client, prediction={"type": "content", "content": FILE})
@@ -208,6 +271,7 @@ def test_completions_continue_plain_text_as_the_engine_does(server):
     # the prefill's token, then one pass verifying 14 predicted tokens and drawing the 16th
     figures = predicted.model_extra["pedit"]
     assert (figures["forward_passes"], figures["accepted_by_drafter"]) == (2, {"predicted": 14})
+    assert (figures["draft"], got.model_extra["pedit"]["draft"]) == ("prediction", "none")
 
 
 def test_completions_stream_the_same_text_and_the_usage_last(server):

@@ -38,9 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import models
+from . import servers
 from .corpus import Task
 
-CONFIGS = ("pedit", "plain", "lookup", "reading")
+CONFIGS = ("pedit", "plain", "lookup", "reading", "pedit serve", *servers.PEERS)
+SERVED = CONFIGS[4:]  # a request to a warm server started for it (servers.py), timed alone
 FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
 # a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
 # issue's probes run
@@ -91,7 +93,17 @@ def command(task: Task, path: Path, config: str, stats: Path) -> list[str]:
     return args + ["--stdout", "--stats-json", str(stats), *FLAGS[config]]
 
 
+def configs(with_peers: bool, binary=servers.BINARY) -> list[str]:
+    """The configurations a run measures: pedit's and, with the peers, llama-cpp-python's
+    prompt lookup and the servers (llama-server's when `binary` is built)."""
+    if not with_peers:
+        return [c for c in CONFIGS if c not in ("lookup", *SERVED)]
+    return [c for c in CONFIGS if binary.is_file() or c not in servers.PEERS]
+
+
 def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = None) -> E2ERun:
+    if config in SERVED:
+        return _served(task, config, repeat, env)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(task.file).name  # a copy: nothing is written to the corpus
         path.write_text(task.text(), encoding="utf-8")
@@ -115,6 +127,17 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
         accepted=figures.get("accepted_prediction_tokens", 0),
         rejected=figures.get("rejected_prediction_tokens", 0),
         forced=figures.get("coalesced_tokens", 0), passes_by_size=figures.get("passes_by_size", {}),
+    )  # fmt: skip
+
+
+def _served(task: Task, config: str, repeat: int, env: dict[str, str] | None) -> E2ERun:
+    """The task's chat request on a warm server started for it: the request's seconds alone."""
+    gguf = models.prepare(models.DEFAULT_MODEL, "llama.cpp").path
+    got = servers.measure(config, servers.request_for(task), servers.BINARY, gguf, env)
+    return E2ERun(
+        task=task.id, config=config, repeat=repeat, seconds=got["seconds"], load_seconds=0.0,
+        prefill_seconds=0.0, decode_seconds=got["seconds"], prompt_tokens=0, cached_tokens=0,
+        completion_tokens=got["tokens"], file_tokens=0, output=got["text"], exit_code=0,
     )  # fmt: skip
 
 
@@ -188,8 +211,38 @@ def _ratios(data: dict, other: str) -> dict[str, float]:
     return out
 
 
-def goals(data: dict) -> list[tuple[str, str, bool]]:
+def best_peer(data: dict, task: str) -> tuple[float, str] | None:
+    """llama-server's fastest configuration on the task: (median seconds, configuration)."""
+    got = [(m["seconds"], c) for c in servers.PEERS if (m := medians(data["runs"], task, c))]
+    return min(got) if got else None
+
+
+def _peer_ratios(data: dict, config: str) -> dict[str, float]:
+    """Per task: the best llama-server configuration's seconds over `config`'s."""
+    out = {}
+    for t in (t["id"] for t in data["tasks"]):
+        mine, best = medians(data["runs"], t, config), best_peer(data, t)
+        if mine and best:
+            out[t] = best[0] / mine["seconds"]
+    return out
+
+
+def _peer_goals(data: dict) -> list[tuple[str, str, bool]]:
     out = []
+    for config, goal, bound in (
+        ("pedit", "the CLI end to end (a new process, load included) >= 1.4x the best llama-server "
+         "configuration (the request alone; median over tasks)", 1.4),
+        ("pedit serve", "pedit serve + prediction >= 1.3x the best llama-server configuration "
+         "(median over tasks)", 1.3),
+    ):  # fmt: skip
+        if r := _peer_ratios(data, config):
+            m, lo, hi = statistics.median(r.values()), min(r.values()), max(r.values())
+            out.append((goal, f"{m:.2f}x (from {lo:.2f}x to {hi:.2f}x)", m >= bound))
+    return out
+
+
+def goals(data: dict) -> list[tuple[str, str, bool]]:
+    out = _peer_goals(data)
     for other, goal, bound in (
         ("plain", "default commands end to end >= 1.6x --speculate off (median over tasks)", 1.6),
         ("lookup", "end to end >= 1.4x llama-cpp-python's prompt lookup (median over tasks)", 1.4),
@@ -273,7 +326,7 @@ def merge(datas: list[dict]) -> dict:
 
 
 def _row(data: dict, t: str) -> str | None:
-    p, o, q, r = (medians(data["runs"], t, c) for c in CONFIGS)
+    p, o, q, r = (medians(data["runs"], t, c) for c in ("pedit", "plain", "lookup", "reading"))
     if not p:
         return None
 
@@ -298,6 +351,39 @@ def _row(data: dict, t: str) -> str | None:
         rate = f"{a:.0f} / {b:.0f} = {a / b:.0%}"
     cells = [cell(p), cell(o), cell(q), vs(o), vs(q), split, share, live, rate]
     return f"| {t} | " + " | ".join(cells) + " |"
+
+
+def _servers(data: dict, ids: list[str]) -> list[str]:
+    """pedit (the CLI, and pedit serve) against llama-server, per task; empty without them."""
+    rows = []
+    for t in ids:
+        best, p = best_peer(data, t), medians(data["runs"], t, "pedit")
+        if not best:
+            continue
+        served = {c: medians(data["runs"], t, c) for c in SERVED}
+        cells = ["–" if not x else f"{x['seconds']:.1f}" for x in (p, *served.values())]
+        serve = served["pedit serve"]
+        vs = [f"{best[0] / x['seconds']:.2f}x" if x else "–" for x in (p, serve)]
+        rows.append(f"| {t} | " + " | ".join([*cells, best[1], *vs]) + " |")
+    if not rows:
+        return []
+    return [
+        "## Against llama.cpp's own server",
+        "",
+        "The peer a user would run instead: llama.cpp's `llama-server` (scripts/build_llama_server.sh "
+        "builds it from the sources in the pinned llama-cpp-python), plain and with its n-gram "
+        "speculations, the same GGUF. Each server run times one request, the chat request pedit's "
+        "remote backend sends for the task, on a warm server started for it (the first request of its "
+        "prompt; `pedit/bench/servers.py`); pedit serve gets the file as `prediction`. The CLI's "
+        "seconds are the whole command's, a new process with the model's load; the servers' are the "
+        "request's alone.",
+        "",
+        "| task | pedit (CLI) s | " + " | ".join(f"{c} s" for c in SERVED) + " | best llama-server "
+        "| best / CLI | best / pedit serve |",
+        "|---|" + "---:|" * (1 + len(SERVED)) + "---|---:|---:|",
+        *rows,
+        "",
+    ]
 
 
 def _answers(data: dict, ids: list[str]) -> list[str]:
@@ -380,6 +466,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "the rate at which the model reads the same file's tokens as a prompt at the same place "
         "(the `reading` runs: logits for the last position only, in batches of 512).",
         "",
+        *_servers(data, ids),
         *_answers(data, ids),
         "## Goals",
         "",

@@ -344,7 +344,10 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     tasks = select(load_tasks(), quick=False, ids=options.task_ids or e2e.TASKS)
     if not tasks:
         raise UsageError(f"no task matches {options.task_ids!r}")
-    configs = [c for c in e2e.CONFIGS if options.with_peers or c != "lookup"]
+    configs = e2e.configs(options.with_peers)
+    if options.with_peers and not set(e2e.servers.PEERS) <= set(configs):
+        err.print(f"no llama-server at {e2e.servers.BINARY} (bash scripts/build_llama_server.sh builds it): "
+                  "its configurations are left out")  # fmt: skip
     started = _now()
     rounds = 3 if options.repeats is None else options.repeats
     with err.status("") as status:

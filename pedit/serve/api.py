@@ -43,6 +43,7 @@ class Call:
     stop: tuple[str, ...]
     stream: bool
     include_usage: bool
+    draft_from: str = ""  # where `prediction` came from: "prediction", "fenced file" or "" (none)
 
     @property
     def param(self) -> str:
@@ -69,13 +70,16 @@ def usage(stats: Stats) -> dict:
     }
 
 
-def figures(stats: Stats) -> dict:
+def figures(stats: Stats, draft: str = "") -> dict:
     """pedit's own figures, an extension field standard clients ignore: the engine's
-    passes, accepted tokens per drafter, and its own time (prefill and decode, seconds; the
-    rest of a client's time is HTTP, JSON and the queue)."""
+    passes, accepted tokens per drafter, its own time (prefill and decode, seconds; the
+    rest of a client's time is HTTP, JSON and the queue), and where the answer's draft came
+    from ("prediction", "fenced file": the one file a chat's latest fenced message holds,
+    or "none")."""
     return {
         "forward_passes": stats.forward_passes, "accepted_by_drafter": stats.accepted_by_drafter,
         "prefill_seconds": stats.prefill_seconds, "decode_seconds": stats.decode_seconds,
+        "draft": draft or "none",
     }  # fmt: skip
 
 
@@ -85,12 +89,20 @@ class Shape:
 
     prefix = whole = part = ""  # the id's prefix, the answer's and the chunks' "object"
 
-    def __init__(self, model: str):
+    def __init__(self, model: str, draft: str = ""):
         self.id, self.model, self.created = self.prefix + uuid.uuid4().hex[:24], model, int(time.time())
+        self.draft = draft  # Call.draft_from
+        self.tools: dict = {}  # the tool that drafted and its check's verdict, once the text is whole
 
     def response(self, text: str, stats: Stats, stopped: bool) -> dict:
         choice = self._whole_choice(text, finish_reason(stats, stopped))
-        return {**self._head(self.whole), "choices": [choice], "usage": usage(stats), "pedit": figures(stats)}
+        head = self._head(self.whole)
+        return {
+            **head,
+            "choices": [choice],
+            "usage": usage(stats),
+            "pedit": figures(stats, self.draft) | self.tools,
+        }
 
     def opening(self) -> list[dict]:
         return []
@@ -104,7 +116,13 @@ class Shape:
         return {**self._head(self.part), "choices": [self._part_choice(None, reason)]}
 
     def usage_chunk(self, stats: Stats) -> dict:
-        return {**self._head(self.part), "choices": [], "usage": usage(stats), "pedit": figures(stats)}
+        head = self._head(self.part)
+        return {
+            **head,
+            "choices": [],
+            "usage": usage(stats),
+            "pedit": figures(stats, self.draft) | self.tools,
+        }
 
     def _head(self, obj: str) -> dict:
         return {"id": self.id, "object": obj, "created": self.created, "model": self.model}

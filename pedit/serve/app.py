@@ -144,7 +144,7 @@ async def _serve(request: Request, model: Model, config: ServeConfig, parse: Cal
     call = parse(await read_body(request, config), model.backend.n_ctx)
     if not model.admit() and not await wait_while_connected(request, model):
         raise api.ApiError(499, "the client went away while it waited")  # no one reads it
-    return await _answer(model, call, shape(config.model))
+    return await _answer(model, call, shape(config.model, call.draft_from))
 
 
 async def read_body(request: Request, config: ServeConfig) -> bytes:

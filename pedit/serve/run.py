@@ -20,7 +20,7 @@ from ..engine.chat import chat_draft, chat_prompt, completion_events
 from ..engine.costmodel import CostModel
 from ..engine.decode import DecodeOptions
 from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated, TokensAccepted
-from . import api
+from . import api, tools
 
 log = logging.getLogger("pedit.serve")
 
@@ -71,6 +71,9 @@ class Model:
         """The answer to one call (the caller holds the model). A prompt the
         context cannot take is refused here, before any event. The prefix the prompt
         shares with what the cache holds (the previous request's) is not read again."""
+        tooled = tools.propose(call.messages, call.prediction) if call.messages and call.prediction else None
+        if tooled is not None:
+            call = dataclasses.replace(call, prediction=tooled.draft)
         prompt, draft = tokens(self.backend, call)
         n_ctx = self.backend.n_ctx
         if len(prompt) >= n_ctx:
@@ -82,7 +85,7 @@ class Model:
         events = completion_events(
             self.backend, prompt, options, draft=draft, speculate=self.speculate, cost=self.cost
         )
-        return Answer(events, call.stop)
+        return Answer(events, call.stop, tooled)
 
 
 def tokens(backend, call: api.Call) -> tuple[list[int], list[int]]:
@@ -110,9 +113,17 @@ class Answer:
     and finish reason. A stop string ends the run between the engine's figures: the
     figures are then those of the last pass, with the tokens counted up to the stop."""
 
-    def __init__(self, events: Iterator[Event], stops: tuple[str, ...]):
+    def __init__(self, events: Iterator[Event], stops: tuple[str, ...], tooled: tools.Tooled | None = None):
         self.events, self.stop, self.stats = events, api.StopText(stops), NO_RUN
         self.tokens = 0  # the answer's tokens so far
+        self.tooled = tooled  # the tool that drafted, and the check of the answer (tools.py)
+
+    def tools(self, text: str) -> dict:
+        """The extension field's word on the tools: which drafted, and the check's verdict."""
+        if self.tooled is None or not self.tooled.tool:
+            return {}
+        verdict = self.tooled.verdict(text)
+        return {"tool": self.tooled.tool, **({"check": verdict} if verdict else {})}
 
     def pieces(self) -> Iterator[tuple[str, str]]:
         origin = "model"
@@ -149,6 +160,7 @@ class Answer:
 def complete(answer: Answer, shape: api.Shape) -> dict:
     """The whole answer (the caller holds the model)."""
     text = "".join(piece for piece, _ in answer.pieces())
+    shape.tools = answer.tools(text)
     return shape.response(text, answer.stats, answer.stop.stopped)
 
 
@@ -158,9 +170,10 @@ def stream(answer: Answer, shape: api.Shape, include_usage: bool) -> Iterator[st
     ends with an error event in OpenAI's shape (clients raise it), not a silent stop."""
     for obj in shape.opening():
         yield sse(obj)
-    pieces = answer.pieces()
+    pieces, texts = answer.pieces(), []
     try:
         for text, origin in pieces:
+            texts.append(text)
             yield sse(shape.content(text, origin))
     except Exception:
         log.exception("a streamed answer failed")
@@ -170,6 +183,7 @@ def stream(answer: Answer, shape: api.Shape, include_usage: bool) -> Iterator[st
         pieces.close()
     yield sse(shape.finish(answer.finish_reason))
     if include_usage:
+        shape.tools = answer.tools("".join(texts))
         yield sse(shape.usage_chunk(answer.stats))
     yield "data: [DONE]\n\n"
 

@@ -20,6 +20,7 @@ escape are a 400 like any other)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -123,7 +124,60 @@ def parse_chat(raw: bytes, n_ctx: int) -> Call:
     ]
     continue_final = _continuation(body, messages)
     limit = body.max_completion_tokens or body.max_tokens
-    return Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
+    call = Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
+    if call.prediction is not None:
+        return replace(call, draft_from="prediction")
+    found = fenced_file(messages)
+    return call if found is None else replace(call, prediction=found, draft_from="fenced file")
+
+
+# a fence line: three or more backticks or tildes, then an info string (Markdown's)
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def fenced_file(messages: list[dict]) -> str | None:
+    """The draft a chat without `prediction` gets: the latest user message that holds a
+    fenced block, when it holds exactly one, as that block stands there (the file's name on
+    the line just above, if it is there; the fences and the file). Clients send a file so and ask for it whole
+    back: aider's whole-file format sends `path`, then the fenced file, and its answer is
+    the same with the edits; a chat that pastes one file and asks for it rewritten, the
+    same. Unclosed, or two or more blocks: no draft (which file would come back?)."""
+    for m in reversed(messages):
+        if m["role"] == "user" and (blocks := _fenced(m["content"])):
+            return blocks[0] if len(blocks) == 1 else None
+    return None
+
+
+def _fenced(text: str) -> list[str] | None:
+    """The fenced blocks of `text`, each with the name line just above it (None: a block
+    is left open, so the message's blocks are not known)."""
+    lines, blocks, i = text.splitlines(keepends=True), [], 0
+    while i < len(lines):
+        opened = FENCE.match(lines[i].rstrip("\r\n"))
+        if not opened:
+            i += 1
+            continue
+        mark = opened.group(1)
+        j = next((j for j in range(i + 1, len(lines)) if _closes(lines[j], mark)), None)
+        if j is None:
+            return None
+        top = i - 1 if i and _names_a_file(lines[i - 1]) else i
+        blocks.append("".join(lines[top : j + 1]))
+        i = j + 1
+    return blocks
+
+
+def _names_a_file(line: str) -> bool:
+    """A line that can be the block's file name (aider's `path` line): one word, not a
+    sentence's colon, not a fence."""
+    bare = line.strip()
+    return bool(bare) and len(bare.split()) == 1 and not bare.endswith(":") and not FENCE.match(bare)
+
+
+def _closes(line: str, mark: str) -> bool:
+    """Markdown's closing fence: the opening's character, at least as many, nothing else."""
+    bare = line.strip()
+    return len(bare) >= len(mark) and set(bare) == {mark[0]}
 
 
 def parse_completion(raw: bytes, n_ctx: int) -> Call:
@@ -136,7 +190,8 @@ def parse_completion(raw: bytes, n_ctx: int) -> Call:
         prompt = prompt[0]
     if not prompt:
         raise ApiError(400, "prompt must be a non-empty string (or a list of one)", "prompt")
-    return Call(None, prompt, False, *_decoding(body, body.max_tokens or 16, n_ctx))
+    call = Call(None, prompt, False, *_decoding(body, body.max_tokens or 16, n_ctx))
+    return call if call.prediction is None else replace(call, draft_from="prediction")
 
 
 def _validate(model: type[Body], raw: bytes) -> Body:

@@ -1,0 +1,142 @@
+"""pedit serve's tools: the CLI's tools and checks for a chat that sends a file to edit.
+
+    instruction = the latest user message, its fenced blocks left out
+    file        = the prediction's (inside its fences, when it has them), named by the line
+                  above the file's fence in that message ("textwrap.py:", aider's `path`),
+                  else by the fence's language, else as Python when it parses, else text
+    proposal    = a rename (intent.parse):  the exact rename (app/rename.py)
+                  f-strings, logging:       the tool's conversion (app/refactor.proposal)
+                  a fix (the instruction asks for spelling, grammar, typos, punctuation):
+                                            Harper's and the spelling's suggestions
+                                            (app/grammarcheck.draft)
+    draft       = the prediction with the proposal in place of its file
+    verdict     = the CLI's check of the answer: a refactor's intentcheck.check, a fix's
+                  guard.reason
+
+A server changes the draft only: no keep-bias, no grammar, no tool's edit written in the
+model's place. The answer is plain decoding's whatever the draft (lossless), and a check
+that refuses it says so in the extension field (`pedit.check`); the text goes back as the
+model wrote it. A tool that fails leaves the prediction as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from ..app import grammarcheck, guard, intentcheck
+from ..app import intent as intents
+from ..app.refactor import proposal
+from ..engine.prompt import LANGS
+from .schema import FENCE
+
+log = logging.getLogger("pedit.serve")
+
+FIX = re.compile(r"\b(fix|correct|proofread)\w*\b.*\b(spelling|grammar|typos?|punctuation)\b", re.I | re.S)
+SUFFIX = {lang: suffix for suffix, lang in reversed(LANGS.items())} | {"py": ".py", "js": ".js"}
+
+
+@dataclass(frozen=True)
+class Tooled:
+    """A prediction with a tool's edit in it, and how to check the answer."""
+
+    draft: str  # the prediction to draft from
+    tool: str = ""  # "rename", "fstrings", "logging", "fix", or "" (the prediction as sent)
+    filename: str = ""
+    before: str = ""  # the file as sent
+    exact: str | None = None  # the tool's edit of it
+    intent: intents.Intent | None = None  # a refactor's; None: a fix
+
+    def verdict(self, answer: str) -> dict | None:
+        """The CLI's check of the answer's file (None: no tool, nothing to check)."""
+        if not self.tool:
+            return None
+        after = split(answer)[1]
+        try:
+            if self.intent is None:
+                why = guard.reason("fix", self.filename, self.before, after)
+                return {"check": "fix", "passed": why is None, **({"reason": why} if why else {})}
+            return intentcheck.check(self.intent, self.filename, self.before, after, self.exact).to_dict()
+        except Exception:  # a check that fails is no verdict, not a failed request
+            log.exception("the %s check failed", self.tool)
+            return None
+
+
+def propose(messages: list[dict], prediction: str) -> Tooled:
+    """The draft for a chat's answer: the prediction with a tool's edit of its file."""
+    instruction, named = _instruction(messages)
+    head, before, tail = split(prediction)
+    if not before.strip():
+        return Tooled(prediction)
+    filename = _filename(named, head, before)
+    try:
+        found = intents.parse(instruction)
+        if found.kind != intents.OTHER:
+            exact = proposal(found, before, filename, instruction)[0]
+            tool = found.kind.lower()
+        elif FIX.search(instruction):
+            exact, found, tool = grammarcheck.draft(before, filename), None, "fix"
+        else:
+            return Tooled(prediction)
+    except Exception:  # a tool that fails: the prediction as sent
+        log.exception("a tool failed on the prediction")
+        return Tooled(prediction)
+    if exact is None:
+        return Tooled(prediction)
+    return Tooled(head + exact + tail, tool, filename, before, exact, found)
+
+
+def split(text: str) -> tuple[str, str, str]:
+    """(head, file, tail): the lines before the file (a name line and the opening fence),
+    the file, and the closing fence after it; ("", text, "") for a text with no fence."""
+    lines = text.splitlines(keepends=True)
+    named = len(lines) > 2 and len(lines[0].split()) == 1 and not FENCE.match(lines[0].rstrip("\r\n"))
+    top = next((i for i in range(1 + named) if FENCE.match(lines[i].rstrip("\r\n"))), None) if lines else None
+    if top is None:  # a continued answer (continue_final_message): the file, then the fence
+        closing = bool(lines) and re.fullmatch(r"\s*(`{3,}|~{3,})\s*", lines[-1]) is not None
+        return ("", "".join(lines[:-1]), lines[-1]) if closing else ("", text, "")
+    mark = FENCE.match(lines[top].rstrip("\r\n")).group(1)
+    end = next((j for j in range(len(lines) - 1, top, -1) if _closing(lines[j], mark)), len(lines))
+    return "".join(lines[: top + 1]), "".join(lines[top + 1 : end]), "".join(lines[end:])
+
+
+def _closing(line: str, mark: str) -> bool:
+    bare = line.strip()
+    return len(bare) >= len(mark) and set(bare) == {mark[0]}
+
+
+def _instruction(messages: list[dict]) -> tuple[str, str]:
+    """(the latest user message without its fenced blocks, the name on the line above its
+    first fence: "textwrap.py:" or aider's "textwrap.py"; "" when there is none)."""
+    text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    lines, kept, name, inside = text.splitlines(), [], "", ""
+    for i, line in enumerate(lines):
+        fence = FENCE.match(line)
+        if not inside and fence:
+            inside = fence.group(1)
+            above = lines[i - 1].strip().rstrip(":") if i else ""
+            name = name or (above if len(above.split()) == 1 and PurePath(above).suffix else "")
+        elif inside and _closing(line, inside):
+            inside = ""
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept), name
+
+
+def _filename(named: str, head: str, text: str) -> str:
+    """The file's name: the message's, else the prediction's name line, else the fence's
+    language as a suffix, else a Python file when it parses as one, else text."""
+    lines = head.splitlines()
+    if named or len(lines) == 2:  # the message's name, or the prediction's own (aider's `path`)
+        return named or lines[0].strip()
+    info = FENCE.match(lines[-1]).group(2).strip().lower() if lines else ""
+    if info in SUFFIX:
+        return "file" + SUFFIX[info]
+    try:
+        ast.parse(text)
+        return "file.py"
+    except (SyntaxError, ValueError):
+        return "file.txt"
