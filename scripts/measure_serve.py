@@ -96,13 +96,9 @@ def ask(client: openai.OpenAI, model: str, r: dict, *, prediction: bool, primed:
     }  # fmt: skip
 
 
-
-
 def cold(client: openai.OpenAI, model: str, r: dict, **kw) -> dict:
     flush(client, model)
     return ask(client, model, r, **kw)
-
-
 
 
 def prediction_part(port: int, model: str, reqs: list[dict], repeats: int) -> list[dict]:

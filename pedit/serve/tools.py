@@ -86,7 +86,7 @@ def propose(messages: list[dict], prediction: str) -> Tooled:
         return Tooled(prediction)
     if exact is None:
         return Tooled(prediction)
-    return Tooled(head + exact + tail, tool, filename, before, exact, found)
+    return Tooled(head + exact + tail, tool=tool, filename=filename, before=before, exact=exact, intent=found)
 
 
 def split(text: str) -> tuple[str, str, str]:
