@@ -1,6 +1,6 @@
 """The figures in docs/ and README.md are the reports' own: each generated report is what
 its saved runs render to (nobody edited it by hand), and the README's speed sentence
-quotes docs/e2e.json and docs/server-peers.json."""
+quotes docs/e2e.json."""
 
 from __future__ import annotations
 
@@ -51,8 +51,12 @@ def test_the_readmes_speed_sentence_quotes_the_reports():
     ) in readme
     assert f"**{m(lookup.values()):.2f}x** as fast as llama-cpp-python's prompt lookup" in readme
     assert f"measured on {data['machine']['cpu']}" in readme
-    peers = json.loads((DOCS / "server-peers.json").read_text(encoding="utf-8"))
-    sp = server_peers()
-    times = sp.medians(peers)
-    best = [min(times[t, c] for c in sp.CONFIGS[1:]) / times[t, sp.CONFIGS[0]] for t in peers["tasks"]]
-    assert f"**{m(best):.2f}x** as fast as llama.cpp's own server at its best" in readme
+    cli, serve = (e2e._peer_ratios(data, c) for c in ("pedit", "pedit serve"))
+    assert (
+        f"**{m(cli.values()):.2f}x** as fast as llama.cpp's own `llama-server` at its best (median of "
+        f"{len(cli)} tasks, {min(cli.values()):.2f}x to {max(cli.values()):.2f}x"
+    ) in readme
+    assert (
+        f"`pedit serve` with `prediction` is **{m(serve.values()):.2f}x** "
+        f"({min(serve.values()):.2f}x to {max(serve.values()):.2f}x)"
+    ) in readme
