@@ -146,3 +146,25 @@ def test_the_answer_does_not_depend_on_what_the_passes_cost(prices, seed, edit):
                 for s, c in (("off", None), ("auto", BASE), ("auto", learned))]  # fmt: skip
         texts = {list(edit_events(backend, req, o))[-1].text for o in runs}
         assert len(texts) == 1
+
+
+def test_a_command_keeps_its_passes_for_the_next_one(tmp_path, monkeypatch, isolated_dirs):
+    """A real command (the CLI, a new model each time) writes the passes it made into its
+    cost entry when it closes the model; the next command reads them and adds its own."""
+    from typer.testing import CliRunner
+
+    from pedit.cli.app import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.md").write_text("Some text that the model reads and copies.\n")
+
+    def run() -> dict[int, list[float]]:
+        result = CliRunner().invoke(app, ["edit", "x.md", "Copy it.", "-b", "reference", "--stdout"])
+        assert result.exit_code == 0, result.stderr
+        (entry,) = (isolated_dirs / "cache" / "pedit" / "costs").iterdir()
+        return calibration._seen(entry.read_text())
+
+    first = run()
+    assert first and all(n > 1 for n in first)
+    second = run()  # the same passes again: each size's log grows by what it made, up to KEEP
+    assert {n: len(ts) for n, ts in second.items()} == {n: min(2 * len(ts), KEEP) for n, ts in first.items()}
