@@ -37,3 +37,30 @@ def user(text: str) -> dict:
 )  # fmt: skip
 def test_the_one_fenced_file_of_the_latest_fenced_user_message(messages, draft):
     assert fenced_file(messages) == draft
+
+
+# aider's whole-file chat, in short: its system prompt shows the answer's format with an
+# example block, the files come in a user message of their own, and the instruction ends
+# with the same example again (a reminder)
+EXAMPLE = "path/to/file.js\n```\n// the whole file\n```\n"
+AIDER = [
+    {"role": "system", "content": f"Reply with the whole file, like this:\n\n{EXAMPLE}"},
+    {"role": "user", "content": f"Here are the files.\n\nshapes.py\n```\n{CODE}```\n"},
+    {"role": "assistant", "content": "Ok."},
+    {"role": "user", "content": f"Rename x to count.\n\nReply with the whole file, like this:\n\n{EXAMPLE}"},
+]
+
+
+def test_the_formats_example_is_not_the_file():
+    """The block the system prompt shows too is passed over: the file is the one sent."""
+    assert fenced_file(AIDER) == f"shapes.py\n```\n{CODE}```\n"
+    alone = [AIDER[0], AIDER[3]]  # the example and nothing else: no draft
+    assert fenced_file(alone) is None
+
+
+def test_aiders_rename_gets_the_rename_tool_on_its_file():
+    from pedit.serve import tools
+
+    got = tools.propose(AIDER, fenced_file(AIDER))
+    assert (got.tool, got.filename) == ("rename", "shapes.py")
+    assert got.draft == "shapes.py\n```\ndef f(count):\n    return count\n```\n"

@@ -79,3 +79,10 @@ def test_split_finds_the_file_between_its_fences(text, parts):
 )
 def test_a_file_with_no_name_is_named_by_its_fence_or_its_parse(head, text, name):
     assert tools._filename("", head, text) == name
+
+
+def test_the_check_reads_the_file_in_an_answer_with_words_around_it():
+    """A model that says "Sure" first (aider's answers do): the check reads its one file."""
+    msgs, prediction = request(BUILTIN["refactor"].render("rename width to w"), CODE, "shapes.py")
+    got = tools.propose(msgs, prediction)
+    assert got.verdict(f"Sure, here it is:\n\n{got.draft}\nDone.\n") == {"check": "rename", "passed": True}

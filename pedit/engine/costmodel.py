@@ -15,8 +15,10 @@ length c beyond the calibration's c0:
     cost(n, c) = cost(n) + g(n) * max(0, c - c0),   g(n) = g(1) + g1 (n - 1)
 (every pass reads the cache: g(1), measured from consecutive one-token steps at both
 contexts; each further token of a pass attends over it too: g1, fitted by least squares to
-wider passes timed again after `far` tokens of context). A calibration takes a few seconds;
-pedit/app/calibration.py caches it per machine.
+wider passes timed again after `far` tokens of context). The full measurement takes about
+a minute with the 1.5B model on 2 cores (pedit bench runs it); a user's first command
+times t(1) alone and takes the rest from a prior curve, and the passes runs make refine
+it (Passes; pedit/app/calibration.py caches both per machine).
 """
 
 from __future__ import annotations

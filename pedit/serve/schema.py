@@ -137,18 +137,35 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 def fenced_file(messages: list[dict]) -> str | None:
     """The draft a chat without `prediction` gets: the latest user message that holds a
-    fenced block, when it holds exactly one, as that block stands there (the file's name on
-    the line just above, if it is there; the fences and the file). Clients send a file so and ask for it whole
-    back: aider's whole-file format sends `path`, then the fenced file, and its answer is
-    the same with the edits; a chat that pastes one file and asks for it rewritten, the
-    same. Unclosed, or two or more blocks: no draft (which file would come back?)."""
+    fenced block, when it holds exactly one, as that block stands there (the file's name
+    on the line just above, if it is there; the fences and the file). Clients send a file
+    so and ask for it whole back: aider's whole-file format sends `path`, then the fenced
+    file, and its answer is the same with the edits; a chat that pastes one file and asks
+    for it rewritten, the same. A block whose text the system prompt already shows is an
+    example of the answer's format, not a file (aider repeats its example after the
+    instruction), and is passed over. Unclosed, or two or more blocks: no draft (which
+    file would come back?)."""
+    shown = "\n".join(m["content"] for m in messages if m["role"] == "system")
     for m in reversed(messages):
-        if m["role"] == "user" and (blocks := _fenced(m["content"])):
-            return blocks[0] if len(blocks) == 1 else None
+        if m["role"] != "user":
+            continue
+        blocks = fenced_blocks(m["content"])
+        if blocks is None:
+            return None
+        files = [b for b in blocks if not (shown and inside(b) in shown)]
+        if files:
+            return files[0] if len(files) == 1 else None
     return None
 
 
-def _fenced(text: str) -> list[str] | None:
+def inside(block: str) -> str:
+    """A fenced block's text between its fence lines."""
+    lines = block.splitlines(keepends=True)
+    top = next(i for i, line in enumerate(lines) if FENCE.match(line.rstrip("\r\n")))
+    return "".join(lines[top + 1 : -1])
+
+
+def fenced_blocks(text: str) -> list[str] | None:
     """The fenced blocks of `text`, each with the name line just above it (None: a block
     is left open, so the message's blocks are not known)."""
     lines, blocks, i = text.splitlines(keepends=True), [], 0

@@ -31,7 +31,7 @@ from ..app import grammarcheck, guard, intentcheck
 from ..app import intent as intents
 from ..app.refactor import proposal
 from ..engine.prompt import LANGS
-from .schema import FENCE
+from .schema import FENCE, fenced_blocks
 
 log = logging.getLogger("pedit.serve")
 
@@ -54,7 +54,8 @@ class Tooled:
         """The CLI's check of the answer's file (None: no tool, nothing to check)."""
         if not self.tool:
             return None
-        after = split(answer)[1]
+        blocks = fenced_blocks(answer) or []  # an answer with words around its file: the file
+        after = split(blocks[0] if len(blocks) == 1 else answer)[1]
         try:
             if self.intent is None:
                 why = guard.reason("fix", self.filename, self.before, after)
@@ -110,28 +111,32 @@ def _closing(line: str, mark: str) -> bool:
 
 def _instruction(messages: list[dict]) -> tuple[str, str]:
     """(the latest user message without its fenced blocks, the name on the line above its
-    first fence: "textwrap.py:" or aider's "textwrap.py"; "" when there is none)."""
+    first fenced file: "textwrap.py:" or aider's "textwrap.py"; "" when there is none). A
+    block the system prompt shows too is the answer format's example, not a file."""
     text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-    lines, kept, name, inside = text.splitlines(), [], "", ""
+    shown = "\n".join(m["content"] for m in messages if m["role"] == "system")
+    lines, kept, name, mark, top = text.splitlines(keepends=True), [], "", "", 0
     for i, line in enumerate(lines):
-        fence = FENCE.match(line)
-        if not inside and fence:
-            inside = fence.group(1)
-            above = lines[i - 1].strip().rstrip(":") if i else ""
-            name = name or (above if len(above.split()) == 1 and PurePath(above).suffix else "")
-        elif inside and _closing(line, inside):
-            inside = ""
-        elif not inside:
+        fence = FENCE.match(line.rstrip("\r\n"))
+        if not mark and fence:
+            mark, top = fence.group(1), i
+        elif mark and _closing(line, mark):
+            above = lines[top - 1].strip().rstrip(":") if top else ""
+            example = shown and "".join(lines[top + 1 : i]) in shown  # the format's, not a file
+            if not (name or example) and len(above.split()) == 1 and PurePath(above).suffix:
+                name = above
+            mark = ""
+        elif not mark:
             kept.append(line)
-    return "\n".join(kept), name
+    return "".join(kept), name
 
 
 def _filename(named: str, head: str, text: str) -> str:
-    """The file's name: the message's, else the prediction's name line, else the fence's
+    """The file's name: the prediction's name line, else the message's, else the fence's
     language as a suffix, else a Python file when it parses as one, else text."""
     lines = head.splitlines()
-    if named or len(lines) == 2:  # the message's name, or the prediction's own (aider's `path`)
-        return named or lines[0].strip()
+    if len(lines) == 2 or named:  # the prediction's own name (aider's `path`), or the message's
+        return lines[0].strip() if len(lines) == 2 else named
     info = FENCE.match(lines[-1]).group(2).strip().lower() if lines else ""
     if info in SUFFIX:
         return "file" + SUFFIX[info]
