@@ -52,7 +52,8 @@ EndToEnd = Annotated[
     typer.Option(
         "--e2e",
         help="Time the default commands end to end instead: a new process per run, the default "
-        "model, against --speculate off and llama-cpp-python's prompt lookup (docs/e2e.md).",
+        "model, against --speculate off, llama-cpp-python's prompt lookup, and pedit serve and "
+        "llama.cpp's llama-server on the same requests (docs/e2e.md).",
         show_default=False,
     ),
 ]
