@@ -11,12 +11,12 @@ import contextlib
 import http.server
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
-import urllib.request
 from pathlib import Path
+
+from pedit.bench.servers import ready
 
 
 class Uvicorn:
@@ -92,28 +92,12 @@ class Fixed(Served):
         self.url = self.serve(Handler)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def started(args: list[str], port: int, cache: Path) -> subprocess.Popen:
     """`args` (a server command on `port`) in its own process, offline, with `cache` as the
-    user cache; returned once its /v1/models answers."""
+    user cache; returned once its /v1/models answers (bench/servers.ready)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(cache)}
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{args[:3]} exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"{args[:3]} did not start")
+    return ready(proc, port, 300)
 
 
 def chunk(text: str, finish: str | None = None) -> bytes:

@@ -10,7 +10,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from pedit.bench import e2e
+from pedit.bench import e2e_report
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -23,7 +23,7 @@ def rendered_by(markdown: str) -> str:
 def test_the_e2e_report_is_what_its_runs_render_to():
     text = (DOCS / "e2e.md").read_text(encoding="utf-8")
     data = json.loads((DOCS / "e2e.json").read_text(encoding="utf-8"))
-    assert e2e.markdown({**data, "rendered": rendered_by(text)}) == text
+    assert e2e_report.markdown({**data, "rendered": rendered_by(text)}) == text
 
 
 def server_peers():
@@ -43,7 +43,7 @@ def test_the_server_peers_report_is_what_its_runs_render_to():
 def test_the_readmes_speed_sentence_quotes_the_reports():
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     data = json.loads((DOCS / "e2e.json").read_text(encoding="utf-8"))
-    plain, lookup = (e2e._ratios(data, c) for c in ("plain", "lookup"))
+    plain, lookup = (e2e_report._ratios(data, c) for c in ("plain", "lookup"))
     m = statistics.median
     assert (
         f"**{m(plain.values()):.2f}x** as fast as the same commands with `--speculate off` (median of "
@@ -51,7 +51,7 @@ def test_the_readmes_speed_sentence_quotes_the_reports():
     ) in readme
     assert f"**{m(lookup.values()):.2f}x** as fast as llama-cpp-python's prompt lookup" in readme
     assert f"measured on {data['machine']['cpu']}" in readme
-    cli, serve = (e2e._peer_ratios(data, c) for c in ("pedit", "pedit serve"))
+    cli, serve = (e2e_report._peer_ratios(data, c) for c in ("pedit", "pedit serve"))
     assert (
         f"**{m(cli.values()):.2f}x** as fast as llama.cpp's own `llama-server` at its best (median of "
         f"{len(cli)} tasks, {min(cli.values()):.2f}x to {max(cli.values()):.2f}x"

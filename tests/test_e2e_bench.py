@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pedit.bench import e2e
+from pedit.bench import e2e, e2e_report
 from pedit.bench.corpus import load_tasks
 
 TASK = next(t for t in load_tasks() if t.id == "md-essay-demo")
@@ -69,7 +69,7 @@ def test_goals_are_the_medians_ratios():
         runs += [run("a", "pedit", r, p), run("a", "plain", r, o), run("a", "lookup", r, q)]
     runs += [run("b", "pedit", 0, 10, read=130), run("b", "plain", 0, 14, output="y")]
     data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}]}
-    goals = {g.split(" >=")[0].split(" <=")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
+    goals = {g.split(" >=")[0].split(" <=")[0]: (v, ok) for g, v, ok in e2e_report.goals(data)}
     # a: plain 20 / pedit 11 = 1.82x; b: 1.4x; median 1.61x
     assert goals["default commands end to end"] == ("1.61x (from 1.40x to 1.82x)", True)
     assert goals["end to end"] == ("1.36x (from 1.36x to 1.36x)", False)  # lookup 15 / 11
@@ -79,7 +79,7 @@ def test_goals_are_the_medians_ratios():
     assert goals[first] == ("99.0 / 11.0 s = 9.00x", False)
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
-    text = e2e.markdown(data)
+    text = e2e_report.markdown(data)
     # runs from before the tools' reads were kept apart: "–" for them (they are in the prompt's time)
     row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / – / 3.0 | 100 / 100 = 1.00x | – | – |"
     assert row in text
@@ -97,11 +97,11 @@ def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_
         run("b", "plain", 0, 10),  # 5 s against 5 s: the live line said 1.0x, right
     ]
     data = {"runs": runs, "tasks": [{"id": copy}, {"id": "b"}]}
-    goals = {g.split(" >=")[0].split(" within")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
+    goals = {g.split(" >=")[0].split(" within")[0]: (v, ok) for g, v, ok in e2e_report.goals(data)}
     assert goals[f"the answer of a copy-heavy edit ({copy})"] == ("40 / 50 tok/s = 80%", True)
     assert goals["the live line's speedup with the prompt"] == (f"worst -6% ({copy})", True)  # 1.5 / 1.6
     # perfect drafts: pedit's 10 s with its 3 s answer read in 2.4 s instead, against plain's 14 s
-    assert e2e.bound(data, copy) == pytest.approx(14 / 9.4) and e2e.bound(data, "b") is None
+    assert e2e_report.bound(data, copy) == pytest.approx(14 / 9.4) and e2e_report.bound(data, "b") is None
 
 
 def test_where_the_answer_goes_is_the_median_answers_own_figures():
@@ -118,13 +118,13 @@ def test_where_the_answer_goes_is_the_median_answers_own_figures():
     ]
     data = {"runs": runs, "tasks": [{"id": "a"}], "machine": {"cpu": "c", "cores": 2, "python": "3.11"},
             "started": "s", "command": "c", "model": "m", "repeats": 3}  # fmt: skip
-    text = e2e.markdown(data)
+    text = e2e_report.markdown(data)
     assert "| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | 7: 1×4, 32×2, 64×1 | 0.5 |" in text
     assert "| 4.5 / 1.0 / 2.0 / 0.5 / 3.0 |" in text  # 11 s less load, prompt, tools and answer
     old = {"runs": [run("a", "pedit", 0, 10)], "tasks": [{"id": "a"}]} | {
         k: data[k] for k in data if k != "runs"
     }
-    assert "Where pedit's answer goes" not in e2e.markdown(old)
+    assert "Where pedit's answer goes" not in e2e_report.markdown(old)
 
 
 def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):
@@ -137,12 +137,12 @@ def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):
     }
     again = {"machine": {"cpu": "c"}, "command": "two", "started": "s2", "tasks": [{"id": "a"}],
              "runs": [run("a", "pedit", 0, 8)]}  # fmt: skip
-    merged = e2e.merge([first, again])
+    merged = e2e_report.merge([first, again])
     got = sorted((r["task"], r["config"], r["seconds"]) for r in merged["runs"])
     assert got == [("a", "pedit", 8), ("a", "plain", 20), ("b", "pedit", 5)]
     assert [t["id"] for t in merged["tasks"]] == ["a", "b"] and merged["command"] == "one and two"
     with pytest.raises(ValueError, match="different machines"):
-        e2e.merge([first, {**again, "machine": {"cpu": "other"}}])
+        e2e_report.merge([first, {**again, "machine": {"cpu": "other"}}])
 
 
 def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
@@ -157,8 +157,8 @@ def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
                  run("a", "llama-server ngram-mod", r, mod)]  # fmt: skip
     runs += [run("b", "pedit", 0, 10), run("b", "llama-server ngram-mod", 0, 12)]  # b: no pedit serve
     data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}]}
-    assert e2e.best_peer(data, "a") == (15, "llama-server ngram-simple")  # medians 21, 15, 16
-    goals = {g.split(" >=")[0]: (v, ok) for g, v, ok in e2e.goals(data)}
+    assert e2e_report.best_peer(data, "a") == (15, "llama-server ngram-simple")  # medians 21, 15, 16
+    goals = {g.split(" >=")[0]: (v, ok) for g, v, ok in e2e_report.goals(data)}
     assert goals["the CLI end to end (a new process, load included)"] == (
         "1.28x (from 1.20x to 1.36x)",
         False,
@@ -166,7 +166,7 @@ def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
     assert goals["pedit serve + prediction"] == ("1.88x (from 1.88x to 1.88x)", True)
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
-    text = e2e.markdown(data)
+    text = e2e_report.markdown(data)
     assert "| a | 11.0 | 8.0 | 21.0 | 15.0 | 16.0 | llama-server ngram-simple | 1.36x | 1.88x |" in text
     assert "| b | 10.0 | – | – | – | 12.0 | llama-server ngram-mod | 1.20x | – |" in text
 

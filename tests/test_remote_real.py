@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from servers import free_port, started
+from servers import started
+
+from pedit.bench.servers import free_port
 
 pytestmark = pytest.mark.slow
 CALC = Path(__file__).parents[1] / "examples" / "calc.py"

@@ -44,17 +44,29 @@ def start(args: list[str], port: int, env: dict[str, str] | None = None) -> subp
     """A server process, once it answers /v1/models (SystemExit when it exits or hangs)."""
     env = {**(env or os.environ), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    deadline = time.monotonic() + 600
+    try:
+        return ready(proc, port)
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def ready(proc: subprocess.Popen, port: int, seconds: float = 600) -> subprocess.Popen:
+    """`proc`, once the server it runs answers http://127.0.0.1:port/v1/models; RuntimeError
+    when it exits first (with the tail of its stderr, when that is a pipe) or does not
+    answer within `seconds` (then it is killed)."""
+    name = " ".join(map(str, proc.args[:4]))
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"{' '.join(args[:4])} exited with {proc.returncode}")
+            tail = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
+            raise RuntimeError(f"{name} exited with {proc.returncode}" + (f": {tail}" if tail else ""))
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                 return proc
         except OSError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit(f"{' '.join(args[:4])} did not start")
+    raise RuntimeError(f"{name} did not start")
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -322,16 +322,16 @@ def _structured_goals(data: dict, out) -> None:
 
 def _e2e(options: BenchOptions, err) -> None:
     """The default commands timed end to end, a process per run (docs/e2e.md)."""
-    from ..bench import e2e
+    from ..bench import e2e_report
 
     if options.from_json:
         try:
-            data = e2e.merge(_saved(options))
+            data = e2e_report.merge(_saved(options))
         except ValueError as exc:  # a file that is not JSON, or runs that do not merge
             raise UsageError(str(exc)) from None
     else:
         data = _e2e_runs(options, err)
-    _show_and_write(data, options, e2e, err, _e2e_goals)
+    _show_and_write(data, options, e2e_report, err, _e2e_goals)
 
 
 def _e2e_runs(options: BenchOptions, err) -> dict:
@@ -361,9 +361,9 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
 
 
 def _e2e_goals(data: dict, out) -> None:
-    from ..bench import e2e
+    from ..bench import e2e_report
 
-    for goal, measured, met in e2e.goals(data):
+    for goal, measured, met in e2e_report.goals(data):
         out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
 
 

@@ -1,0 +1,332 @@
+"""The end-to-end report (pedit bench --e2e's runs, e2e.py): medians per task and
+configuration, the ratios to plain decoding, prompt lookup and llama-server, the goals,
+what bounds them, and the markdown of docs/e2e.md. Runs from several files merge here."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from . import servers
+from .e2e import COPY, FIRST, SERVED
+
+
+def first_command(data: dict) -> tuple[str, float, float] | None:
+    """(task, seconds of a new user's first command, median of its later runs): the
+    first warm-up run and the same task's timed pedit runs; None for runs before it."""
+    warm = [x for x in data["runs"] if x["repeat"] == -1]
+    p = medians(data["runs"], warm[0]["task"], "pedit") if warm else None
+    return (warm[0]["task"], warm[0]["seconds"], p["seconds"]) if p else None
+
+
+def medians(runs: list[dict], task: str, config: str) -> dict | None:
+    mine = [x for x in runs if x["task"] == task and x["config"] == config and x["repeat"] >= 0]
+    if not mine:
+        return None
+    keys = ("seconds", "load_seconds", "prefill_seconds", "decode_seconds")
+    out = {k: statistics.median(x[k] for x in mine) for k in keys}
+    kept = all("tool_seconds" in x for x in mine)  # runs from before it: in their prompt's time
+    out["tool_seconds"] = statistics.median(x["tool_seconds"] for x in mine) if kept else None
+    # what plain decoding spends too: the prompt, the tools' reads, the answer
+    out["spent"] = statistics.median(x["prefill_seconds"] + x.get("tool_seconds", 0.0) + x["decode_seconds"]
+                                     for x in mine)  # fmt: skip
+    reported = [x["reported"] for x in mine if x.get("reported")]
+    out["reported"] = statistics.median(reported) if reported else None
+    out["answer_rate"] = _rate(mine, lambda x: x["completion_tokens"], "decode_seconds")
+    out["tokens"] = statistics.median(x["completion_tokens"] for x in mine)
+    out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
+                                 - (out["tool_seconds"] or 0.0) - out["decode_seconds"])  # fmt: skip
+    out["middle"] = sorted(mine, key=lambda x: x["decode_seconds"])[len(mine) // 2]  # its answer's figures
+    read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
+    out["read"] = statistics.median(read)
+    out["file_tokens"] = mine[0]["file_tokens"]
+    out["failed"] = sum(x["exit_code"] != 0 for x in mine)
+    out["outputs"] = {x["output"] for x in mine}
+    return out
+
+
+def _rate(runs: list[dict], tokens, seconds: str) -> float | None:
+    """The median over runs of tokens(run) / run[seconds] (None when no run spent any)."""
+    rates = [tokens(x) / x[seconds] for x in runs if x[seconds] > 0]
+    return statistics.median(rates) if rates else None
+
+
+def _ratios(data: dict, other: str) -> dict[str, float]:
+    """Per task: the `other` configuration's median seconds over pedit's."""
+    out = {}
+    for t in (t["id"] for t in data["tasks"]):
+        p, o = medians(data["runs"], t, "pedit"), medians(data["runs"], t, other)
+        if p and o:
+            out[t] = o["seconds"] / p["seconds"]
+    return out
+
+
+def best_peer(data: dict, task: str) -> tuple[float, str] | None:
+    """llama-server's fastest configuration on the task: (median seconds, configuration)."""
+    got = [(m["seconds"], c) for c in servers.PEERS if (m := medians(data["runs"], task, c))]
+    return min(got) if got else None
+
+
+def _peer_ratios(data: dict, config: str) -> dict[str, float]:
+    """Per task: the best llama-server configuration's seconds over `config`'s."""
+    out = {}
+    for t in (t["id"] for t in data["tasks"]):
+        mine, best = medians(data["runs"], t, config), best_peer(data, t)
+        if mine and best:
+            out[t] = best[0] / mine["seconds"]
+    return out
+
+
+def _peer_goals(data: dict) -> list[tuple[str, str, bool]]:
+    out = []
+    for config, goal, bound in (
+        ("pedit", "the CLI end to end (a new process, load included) >= 1.4x the best llama-server "
+         "configuration (the request alone; median over tasks)", 1.4),
+        ("pedit serve", "pedit serve + prediction >= 1.3x the best llama-server configuration "
+         "(median over tasks)", 1.3),
+    ):  # fmt: skip
+        if r := _peer_ratios(data, config):
+            m, lo, hi = statistics.median(r.values()), min(r.values()), max(r.values())
+            out.append((goal, f"{m:.2f}x (from {lo:.2f}x to {hi:.2f}x)", m >= bound))
+    return out
+
+
+def goals(data: dict) -> list[tuple[str, str, bool]]:
+    out = _peer_goals(data)
+    for other, goal, bound in (
+        ("plain", "default commands end to end >= 1.6x --speculate off (median over tasks)", 1.6),
+        ("lookup", "end to end >= 1.4x llama-cpp-python's prompt lookup (median over tasks)", 1.4),
+    ):
+        if r := _ratios(data, other):
+            m = statistics.median(r.values())
+            out.append(
+                (goal, f"{m:.2f}x (from {min(r.values()):.2f}x to {max(r.values()):.2f}x)", m >= bound)
+            )
+    shares = []
+    for t in (t["id"] for t in data["tasks"]):
+        p = medians(data["runs"], t, "pedit")
+        if p and p["file_tokens"]:
+            shares.append((p["read"] / p["file_tokens"], t))
+    if shares:
+        worst, median = max(shares), statistics.median(s for s, _ in shares)
+        measured = f"worst {worst[0]:.2f}x ({worst[1]}), median {median:.2f}x"
+        out.append(("prompt tokens read per command <= 1.2x the file's tokens", measured, worst[0] <= 1.2))
+    p, r = medians(data["runs"], COPY, "pedit"), medians(data["runs"], COPY, "reading")
+    if p and r and p["answer_rate"] and r["answer_rate"]:
+        share = p["answer_rate"] / r["answer_rate"]
+        measured = f"{p['answer_rate']:.0f} / {r['answer_rate']:.0f} tok/s = {share:.0%}"
+        out.append((f"the answer of a copy-heavy edit ({COPY}) >= 75% of the prompt-reading rate", measured,
+                    share >= 0.75))  # fmt: skip
+    if got := first_command(data):
+        t, first, later = got
+        out.append((f"a new user's first command ({t}, empty cache) within 1.5x of a later one",
+                    f"{first:.1f} / {later:.1f} s = {first / later:.2f}x", first <= 1.5 * later))  # fmt: skip
+    errors = [(e, t) for t in (t["id"] for t in data["tasks"]) if (e := _live_error(data, t)) is not None]
+    if errors:
+        worst = max(errors, key=lambda x: abs(x[0]))
+        out.append(("the live line's speedup with the prompt within 10% of the measured one",
+                    f"worst {worst[0]:+.0%} ({worst[1]})", abs(worst[0]) <= 0.10))  # fmt: skip
+    return out
+
+
+def bound(data: dict, task: str) -> float | None:
+    """What perfect drafts could give this task end to end: plain's seconds over pedit's
+    with its answer read at the model's reading rate (the `reading` runs), the start-up,
+    the load and the prompt as they were."""
+    p, o, r = (medians(data["runs"], task, c) for c in ("pedit", "plain", "reading"))
+    if not (p and o and r and r["answer_rate"]):
+        return None
+    return o["seconds"] / (p["seconds"] - p["decode_seconds"] + p["tokens"] / r["answer_rate"])
+
+
+def _bounds(data: dict) -> str:
+    got = {t["id"]: b for t in data["tasks"] if (b := bound(data, t["id"])) is not None}
+    if not got:
+        return ""
+    each = ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
+    return (f"What bounds the first goal here: were every answer verified as fast as the model "
+            f"reads (a perfect draft, at the `reading` runs' rate), the prompt, the load and the "
+            f"start-up as they are, pedit would be {statistics.median(got.values()):.2f}x as fast as "
+            f"plain decoding (median; {each}).")  # fmt: skip
+
+
+def _live_error(data: dict, task: str) -> float | None:
+    """How far the live line's "with the prompt" figure is from the measured one: plain's
+    prompt + answer seconds over pedit's (medians), as a relative error."""
+    p, o = medians(data["runs"], task, "pedit"), medians(data["runs"], task, "plain")
+    if not (p and o and p["reported"] and p["spent"]):
+        return None
+    return p["reported"] / (o["spent"] / p["spent"]) - 1
+
+
+def merge(datas: list[dict]) -> dict:
+    """Several --json runs as one: a later run's (task, configuration) replaces an earlier
+    one's; runs from different machines are not compared."""
+    cpus = {d["machine"]["cpu"] for d in datas}
+    if len(cpus) > 1:
+        raise ValueError(f"runs from different machines ({', '.join(sorted(cpus))}) cannot be merged")
+    runs: list[dict] = []
+    for d in datas:
+        pairs = {(r["task"], r["config"]) for r in d["runs"]}
+        runs = [r for r in runs if (r["task"], r["config"]) not in pairs] + d["runs"]
+    return {**datas[0], "runs": runs,
+            "tasks": list({t["id"]: t for d in datas for t in d["tasks"]}.values()),
+            "command": " and ".join(dict.fromkeys(d["command"] for d in datas)),
+            "started": ", ".join(dict.fromkeys(d["started"] for d in datas))}  # fmt: skip
+
+
+def _row(data: dict, t: str) -> str | None:
+    p, o, q, r = (medians(data["runs"], t, c) for c in ("pedit", "plain", "lookup", "reading"))
+    if not p:
+        return None
+
+    def cell(x):
+        return "–" if not x else f"{x['seconds']:.1f}" + (f" ({x['failed']} failed)" if x["failed"] else "")
+
+    def vs(x):
+        return f"{x['seconds'] / p['seconds']:.2f}x" if x else "–"
+
+    split = " / ".join(
+        "–" if p[k] is None else f"{p[k]:.1f}"
+        for k in ("startup_seconds", "load_seconds", "prefill_seconds", "tool_seconds", "decode_seconds")
+    )
+    n = p["file_tokens"]
+    share = f"{p['read']:.0f} / {n} = {p['read'] / n:.2f}x" if n else "–"
+    live = "–"
+    if o and p["reported"] and p["spent"]:
+        live = f"{p['reported']:.2f}x / {o['spent'] / p['spent']:.2f}x"
+    rate = "–"
+    if r and p["answer_rate"] and r["answer_rate"]:
+        a, b = p["answer_rate"], r["answer_rate"]
+        rate = f"{a:.0f} / {b:.0f} = {a / b:.0%}"
+    cells = [cell(p), cell(o), cell(q), vs(o), vs(q), split, share, live, rate]
+    return f"| {t} | " + " | ".join(cells) + " |"
+
+
+def _servers(data: dict, ids: list[str]) -> list[str]:
+    """pedit (the CLI, and pedit serve) against llama-server, per task; empty without them."""
+    rows = []
+    for t in ids:
+        best, p = best_peer(data, t), medians(data["runs"], t, "pedit")
+        if not best:
+            continue
+        served = {c: medians(data["runs"], t, c) for c in SERVED}
+        cells = ["–" if not x else f"{x['seconds']:.1f}" for x in (p, *served.values())]
+        serve = served["pedit serve"]
+        vs = [f"{best[0] / x['seconds']:.2f}x" if x else "–" for x in (p, serve)]
+        rows.append(f"| {t} | " + " | ".join([*cells, best[1], *vs]) + " |")
+    if not rows:
+        return []
+    return [
+        "## Against llama.cpp's own server",
+        "",
+        "The peer a user would run instead: llama.cpp's `llama-server` (scripts/build_llama_server.sh "
+        "builds it from the sources in the pinned llama-cpp-python), plain and with its n-gram "
+        "speculations, the same GGUF. Each server run times one request, the chat request pedit's "
+        "remote backend sends for the task, on a warm server started for it (the first request of its "
+        "prompt; `pedit/bench/servers.py`); pedit serve gets the file as `prediction`. The CLI's "
+        "seconds are the whole command's, a new process with the model's load; the servers' are the "
+        "request's alone.",
+        "",
+        "| task | pedit (CLI) s | " + " | ".join(f"{c} s" for c in SERVED) + " | best llama-server "
+        "| best / CLI | best / pedit serve |",
+        "|---|" + "---:|" * (1 + len(SERVED)) + "---|---:|---:|",
+        *rows,
+        "",
+    ]
+
+
+def _answers(data: dict, ids: list[str]) -> list[str]:
+    """Where pedit's answer goes, per task (its run with the median answer time): in the
+    model and in pedit, against the reading-rate ideal; the rows its passes read; the
+    passes by size. Empty for runs from before these figures were kept."""
+    rows = []
+    for t in ids:
+        p = medians(data["runs"], t, "pedit")
+        x = p["middle"] if p else None
+        if not x or not x.get("rows_read"):
+            continue
+        own = x["rows_read"] - x["accepted"] - x["rejected"] - x["forced"]
+        sizes = sorted(((int(n), c) for n, c in x["passes_by_size"].items()), key=lambda nc: (-nc[1], nc[0]))
+        passes = ", ".join(f"{n}×{c}" for n, c in sizes[:5]) + (", …" if len(sizes) > 5 else "")
+        ideal = f"{x['reading_seconds']:.1f}" if x.get("reading_seconds") else "–"
+        inside, outside = x["backend_seconds"], x["decode_seconds"] - x["backend_seconds"]
+        read = f"{x['rows_read']}: {x['accepted']} / {x['rejected']} / {x['forced']} / {own}"
+        rows.append(
+            f"| {t} | {x['decode_seconds']:.1f} | {inside:.1f} / {outside:.1f} | {ideal} | {read} | "
+            f"{sum(c for _, c in sizes)}: {passes} | {x.get('tool_seconds', 0.0):.1f} |"
+        )
+    if not rows:
+        return []
+    return [
+        "## Where pedit's answer goes",
+        "",
+        "Per task, pedit's run with the median answer time (its --stats-json figures). In the model: seconds "
+        "inside the backend's forward passes; in pedit: drafting, planning, drawing tokens. Reading-rate "
+        "ideal: the answer's tokens at the rate this run read its prompt. Rows read: every row of the "
+        "answer's passes, as accepted drafts / rejected drafts / forced by a grammar / the model's own "
+        "token. Passes: how many, and the commonest sizes (rows × passes). Tools: the tools' work before "
+        "the run (a fix's scoring of confusable words: its model reads and the draft it makes; the model "
+        "reading a vague instruction's intent), apart from the prompt.",
+        "",
+        "| task | answer s | in the model / in pedit s | reading-rate ideal s | rows read: accepted / "
+        "rejected / forced / own | passes: commonest sizes | tools s |",
+        "|---|---:|---:|---:|---|---|---:|",
+        *rows,
+        "",
+    ]
+
+
+def _caches(data: dict) -> str:
+    if first_command(data) is None:  # runs from before the bench had a cache of its own
+        return ("each task run once untimed first (the cost model and the prompt cache on disk, as "
+                "after a user's first command).")  # fmt: skip
+    return ("the runs have a user cache of their own, empty but for the model, and each task runs once "
+            "untimed first (the cost model and the prompt cache on disk, as after a user's first command; "
+            f"the first of these is a new user's first command, {FIRST}'s when it is one of the tasks, set "
+            "against its later runs in the goals).")  # fmt: skip
+
+
+def markdown(data: dict, chart: str | None = None) -> str:
+    m, ids = data["machine"], [t["id"] for t in data["tasks"]]
+    same = 0
+    for t in ids:
+        p, o = medians(data["runs"], t, "pedit"), medians(data["runs"], t, "plain")
+        same += bool(p and o and p["outputs"] == o["outputs"])
+    lines = [
+        "# End to end: the default commands, a new process per run",
+        "",
+        f"<!-- generated by `{data.get('rendered', 'pedit bench --e2e')}`; do not edit by hand -->",
+        "",
+        f"Measured on {m['cpu']}, {m['cores']} cores, Python {m['python']}, started {data['started']}, "
+        f"with `{data['command']}`; model {data['model']} (the default), {data['repeats']} rounds, "
+        "configurations interleaved, medians; " + _caches(data) + " How it is run: "
+        "`pedit/bench/e2e.py`.",
+        "",
+        "| task | pedit s | plain s | lookup s | plain / pedit | lookup / pedit "
+        "| pedit: start-up / load / prompt / tools / answer s | prompt tokens read / file tokens "
+        "| with the prompt: live line / measured | answer / reading tok/s |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+        *filter(None, (_row(data, t) for t in ids)),
+        "",
+        f"pedit wrote the same output as plain decoding on {same} of {len(ids)} tasks "
+        "(every round's output the same). The last column: the speedup with the prompt the live "
+        "line reported (`overall_speedup` in --stats-json), and plain's prompt + answer seconds "
+        "over pedit's. Answer / reading: pedit's answer tokens per second of its answer, against "
+        "the rate at which the model reads the same file's tokens as a prompt at the same place "
+        "(the `reading` runs: logits for the last position only, in batches of 512).",
+        "",
+        *_servers(data, ids),
+        *_answers(data, ids),
+        "## Goals",
+        "",
+        "| goal | measured | met |",
+        "|---|---:|:---:|",
+        *(f"| {g} | {v} | {'yes' if ok else 'no'} |" for g, v, ok in goals(data)),
+        *(["", b] if (b := _bounds(data)) else []),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def chart(data: dict, path: Path) -> bool:
+    return False  # the table says it all
