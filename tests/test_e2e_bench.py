@@ -167,8 +167,28 @@ def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
     data |= {"machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c",
              "model": "m", "repeats": 3}  # fmt: skip
     text = e2e_report.markdown(data)
-    assert "| a | 11.0 | 8.0 | 21.0 | 15.0 | 16.0 | llama-server ngram-simple | 1.36x | 1.88x |" in text
-    assert "| b | 10.0 | – | – | – | 12.0 | llama-server ngram-mod | 1.20x | – |" in text
+    # each server's cell: the request, and (the prompt + the answer) as the server says them
+    a = "| a | 11.0 | 8.0 (2.0 + 3.0) | 21.0 (2.0 + 3.0) | 15.0 (2.0 + 3.0) | 16.0 (2.0 + 3.0) |"
+    assert a + " llama-server ngram-simple | 1.36x | 1.88x |" in text
+    assert "| b | 10.0 | – | – | – | 12.0 (2.0 + 3.0) | llama-server ngram-mod | 1.20x | – |" in text
+
+
+def test_what_bounds_the_goals_against_llama_server_is_a_perfect_draft_with_the_rest_as_it_was():
+    """A perfect draft: the answer at the reading runs' rate (10 tokens in 1 s here), the
+    rest of each run as it was. The CLI: 11 - 3 + 1 = 9 s against the best server's 15 s;
+    pedit serve: 8 - 3 + 1 = 6 s. What the server never pays, the CLI's start-up, load and
+    tools: 11 - 2 - 3 = 6 s (no tools), 40% of 15 s."""
+    runs = [run("a", "pedit", 0, 11), run("a", "pedit serve", 0, 8), run("a", "llama-server", 0, 15),
+            run("a", "reading", 0, 9, decode_seconds=1.0)]  # fmt: skip
+    data = {"runs": runs, "tasks": [{"id": "a"}]}
+    assert e2e_report.peer_bound(data, "a", "pedit") == pytest.approx(15 / 9)
+    assert e2e_report.peer_bound(data, "a", "pedit serve") == pytest.approx(15 / 6)
+    text = e2e_report._bounds(data)
+    assert "the CLI would be at most 1.67x (median; a 1.67x)" in text
+    assert "a 6.0 s = 40%" in text and "would be at most 2.50x (median; a 2.50x)" in text
+    # a server that said nothing of its prompt (all its seconds the answer's): no bound for it
+    runs[1] |= {"prefill_seconds": 0.0, "decode_seconds": 8.0}
+    assert e2e_report.peer_bound(data, "a", "pedit serve") is None
 
 
 def test_without_llama_server_its_configurations_are_left_out(tmp_path):
@@ -185,4 +205,25 @@ def test_a_served_run_times_one_request_on_a_real_pedit_serve(monkeypatch):
     monkeypatch.setenv("PEDIT_BACKEND", "reference")
     got = e2e.run_once(TASK, "pedit serve", 0)
     assert got.exit_code == 0 and got.seconds > 0 and got.completion_tokens > 0 and got.output
-    assert got.load_seconds == 0 and got.decode_seconds == got.seconds
+    # its own split of the request, from the response's `pedit` figures; the rest is HTTP
+    assert got.load_seconds == 0 and got.prefill_seconds > 0 and got.decode_seconds > 0
+    assert got.prefill_seconds + got.decode_seconds < got.seconds
+    assert got.prompt_tokens > got.completion_tokens
+
+
+def test_llama_servers_own_timings_split_its_request():
+    """llama-server's `timings` (its non-standard field, ms) as the openai client keeps it."""
+    from openai.types.chat import ChatCompletion
+
+    from pedit.bench import servers
+
+    reply = ChatCompletion.model_validate({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "y"}}],
+        "usage": {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320},
+        "timings": {"prompt_n": 180, "cache_n": 120, "prompt_ms": 2500.0, "predicted_ms": 1250.0},
+    })  # fmt: skip
+    assert servers.split(reply) == {"prompt_seconds": 2.5, "answer_seconds": 1.25, "prompt_tokens": 300,
+                                    "cached_tokens": 120}  # fmt: skip
+    reply.timings = None  # a server that says nothing
+    assert servers.split(reply)["answer_seconds"] is None

@@ -142,3 +142,14 @@ def test_threads_share_the_linter_safely():
     for t in threads:
         t.join()
     assert errors == [] and len(set(outs)) == 1 and len(outs) == 40
+
+
+def test_warm_builds_the_linter_and_the_dictionary_once():
+    """What the CLI builds while the model loads: afterwards both are the ones first use gets."""
+    from pedit.app import spelling
+
+    gc.warm()
+    linter, words = gc._linter(), spelling.checker()
+    gc.warm()
+    assert gc._linter() is linter and spelling.checker() is words
+    assert gc.draft("Their is a cat.", "a.txt").startswith("There")

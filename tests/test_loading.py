@@ -81,3 +81,35 @@ def test_a_reporter_hears_a_measurement_but_not_a_cached_cost(monkeypatch):
     monkeypatch.setattr(calibration, "cached", lambda *_, **__: "from the cache")
     assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "from the cache"
     assert loading.MEASURING not in tasks
+
+
+def test_work_beside_the_load_runs_while_it_loads_and_is_done_before_the_timing(monkeypatch):
+    """`beside` (a fix's tools built meanwhile) runs in another thread during models.load,
+    and has finished before the cost model is timed, so no timing shares the cores with it."""
+    import threading
+
+    started, order = threading.Event(), []
+
+    def slow_load(*args, **kwargs):
+        assert started.wait(5), "the work beside did not start while the model loaded"
+        order.append("loaded")
+        return ReferenceBackend()
+
+    def beside():
+        order.append(threading.current_thread() is threading.main_thread())
+        started.set()
+        order.append("tools built")
+
+    monkeypatch.setattr(models, "load", slow_load)
+    monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: order.append("timed") or "costs")
+    loading.load_with_cost(settings(), beside=beside)
+    assert order[0] is False and order.index("tools built") < order.index("timed")
+    assert order.index("loaded") < order.index("timed")
+
+
+def test_work_beside_the_load_that_fails_does_not_fail_the_load(monkeypatch):
+    def broken():
+        raise RuntimeError("harper is missing")
+
+    monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: "costs")
+    assert loading.load_with_cost(settings(), beside=broken).cost == "costs"

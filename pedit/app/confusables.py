@@ -144,9 +144,9 @@ _CLOSED = frozenset(re.findall(r"\w+",
 
 @cache
 def _dictionary():
-    from .spelling import _checker
+    from .spelling import checker
 
-    return _checker()
+    return checker()
 
 
 def apply(text: str, swaps: list[Swap]) -> str:

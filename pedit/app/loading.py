@@ -10,7 +10,10 @@ cache when the model is closed (calibration.keep).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import models
@@ -44,16 +47,24 @@ def load_with_cost(
     reporter: Reporter | None = None,
     api_key: str | None = None,
     model: str | None = None,
+    beside: Callable[[], object] | None = None,
 ) -> Loaded:
     """`model` (default: the settings' model) on the settings' backend, with its cost model;
     `reporter` shows the load and a measurement (not a cost the cache has), None: silent;
-    `api_key`: a server's (-b openai), else models.load_remote reads the environment."""
+    `api_key`: a server's (-b openai), else models.load_remote reads the environment;
+    `beside`: work done in a thread while the model loads (llama.cpp's load holds no GIL),
+    joined before the cost model is timed, so no timing shares the cores with it."""
     t0 = time.perf_counter()
-    backend = models.load(
-        model or settings.model, settings.backend, reporter or NULL_REPORTER,
-        n_ctx=settings.n_ctx, n_threads=settings.threads, base_url=settings.base_url,
-        api_key=api_key, timeout=settings.timeout, deadline=settings.deadline,
-    )  # fmt: skip
+    helper = _start(beside)
+    try:
+        backend = models.load(
+            model or settings.model, settings.backend, reporter or NULL_REPORTER,
+            n_ctx=settings.n_ctx, n_threads=settings.threads, base_url=settings.base_url,
+            api_key=api_key, timeout=settings.timeout, deadline=settings.deadline,
+        )  # fmt: skip
+    finally:
+        if helper is not None:
+            helper.join()
     seconds = time.perf_counter() - t0
     remote = not local(backend)  # the shells' "is it a server?", answered by the engine's one place
     try:
@@ -62,6 +73,21 @@ def load_with_cost(
         backend.close()
         raise
     return Loaded(backend=backend, cost=cost, remote=remote, seconds=seconds)
+
+
+def _start(work: Callable[[], object] | None) -> threading.Thread | None:
+    """`work` running in a daemon thread; what it raises is dropped: it is only done early,
+    and whoever needs it meets the error again where it can be reported."""
+    if work is None:
+        return None
+
+    def quiet() -> None:
+        with contextlib.suppress(Exception):  # met again on first use
+            work()
+
+    thread = threading.Thread(target=quiet, name="pedit-beside-load", daemon=True)
+    thread.start()
+    return thread
 
 
 def _cost(backend: Backend, reporter: Reporter | None) -> CostModel:

@@ -130,12 +130,16 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
 
 
 def _served(task: Task, config: str, repeat: int, env: dict[str, str] | None) -> E2ERun:
-    """The task's chat request on a warm server started for it: the request's seconds alone."""
+    """The task's chat request on a warm server started for it: the request's seconds alone,
+    and the prompt's and the answer's as the server reports them (the rest is HTTP)."""
     gguf = models.prepare(models.DEFAULT_MODEL, "llama.cpp").path
     got = servers.measure(config, servers.request_for(task), servers.BINARY, gguf, env)
+    said = got["answer_seconds"] is not None  # the server's own split of the request (else all answer)
     return E2ERun(
         task=task.id, config=config, repeat=repeat, seconds=got["seconds"], load_seconds=0.0,
-        prefill_seconds=0.0, decode_seconds=got["seconds"], prompt_tokens=0, cached_tokens=0,
+        prefill_seconds=got["prompt_seconds"] if said else 0.0,
+        decode_seconds=got["answer_seconds"] if said else got["seconds"],
+        prompt_tokens=got["prompt_tokens"], cached_tokens=got["cached_tokens"],
         completion_tokens=got["tokens"], file_tokens=0, output=got["text"], exit_code=0,
     )  # fmt: skip
 

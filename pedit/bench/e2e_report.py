@@ -139,15 +139,59 @@ def bound(data: dict, task: str) -> float | None:
     return o["seconds"] / (p["seconds"] - p["decode_seconds"] + p["tokens"] / r["answer_rate"])
 
 
+def _ideal(data: dict, task: str, config: str) -> float | None:
+    """`config`'s median seconds with its answer read at the model's reading rate (the
+    `reading` runs): a perfect draft, everything else as it was; None without the split."""
+    x, r = medians(data["runs"], task, config), medians(data["runs"], task, "reading")
+    if not (x and r and r["answer_rate"]) or (config in SERVED and not x["prefill_seconds"]):
+        return None
+    return x["seconds"] - x["decode_seconds"] + x["tokens"] / r["answer_rate"]
+
+
+def peer_bound(data: dict, task: str, config: str) -> float | None:
+    """The best llama-server configuration's seconds over `config`'s ideal (_ideal): the
+    most a perfect draft could give `config` against it on this task."""
+    best, ideal = best_peer(data, task), _ideal(data, task, config)
+    return best[0] / ideal if best and ideal else None
+
+
+def _each(got: dict[str, float]) -> str:
+    return (
+        f"{statistics.median(got.values()):.2f}x (median; "
+        + ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
+        + ")"
+    )
+
+
 def _bounds(data: dict) -> str:
-    got = {t["id"]: b for t in data["tasks"] if (b := bound(data, t["id"])) is not None}
-    if not got:
-        return ""
-    each = ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
-    return (f"What bounds the first goal here: were every answer verified as fast as the model "
-            f"reads (a perfect draft, at the `reading` runs' rate), the prompt, the load and the "
-            f"start-up as they are, pedit would be {statistics.median(got.values()):.2f}x as fast as "
-            f"plain decoding (median; {each}).")  # fmt: skip
+    ids = [t["id"] for t in data["tasks"]]
+    out = []
+    if got := {t: b for t in ids if (b := bound(data, t)) is not None}:
+        out.append(
+            "What bounds the goal against --speculate off here: were every answer verified as fast as "
+            "the model reads (a perfect draft, at the `reading` runs' rate), the prompt, the load and "
+            f"the start-up as they are, pedit would be {_each(got)} as fast as plain decoding."
+        )
+    if cli := {t: b for t in ids if (b := peer_bound(data, t, "pedit")) is not None}:
+        fixed = []  # what the server's request never pays: the CLI's start-up, load and tools
+        for t in cli:
+            p, best = medians(data["runs"], t, "pedit"), best_peer(data, t)[0]
+            s = p["startup_seconds"] + p["load_seconds"] + (p["tool_seconds"] or 0.0)
+            fixed.append(f"{t} {s:.1f} s = {s / best:.0%}")
+        out.append(
+            "What bounds the goals against llama-server: with the same perfect draft, the CLI would be "
+            f"at most {_each(cli)} as fast as the best llama-server configuration. What the server's "
+            "request never pays, the CLI's start-up, its model's load and its tools (a fix's scoring "
+            "of confusable words), is alone, in seconds and as a share of the best server's request: "
+            + ", ".join(fixed)
+            + "."
+        )
+    if serve := {t: b for t in ids if (b := peer_bound(data, t, "pedit serve")) is not None}:
+        out.append(
+            "pedit serve, its answer at the reading rate and the rest of its request as it is, would "
+            f"be at most {_each(serve)} as fast as the best llama-server configuration."
+        )
+    return "\n\n".join(out)
 
 
 def _live_error(data: dict, task: str) -> float | None:
@@ -203,6 +247,14 @@ def _row(data: dict, t: str) -> str | None:
     return f"| {t} | " + " | ".join(cells) + " |"
 
 
+def _split(x: dict | None) -> str:
+    """A server's request seconds, with its own prompt + answer seconds when it says them."""
+    if not x:
+        return "–"
+    said = f" ({x['prefill_seconds']:.1f} + {x['decode_seconds']:.1f})" if x["prefill_seconds"] else ""
+    return f"{x['seconds']:.1f}{said}"
+
+
 def _servers(data: dict, ids: list[str]) -> list[str]:
     """pedit (the CLI, and pedit serve) against llama-server, per task; empty without them."""
     rows = []
@@ -211,7 +263,7 @@ def _servers(data: dict, ids: list[str]) -> list[str]:
         if not best:
             continue
         served = {c: medians(data["runs"], t, c) for c in SERVED}
-        cells = ["–" if not x else f"{x['seconds']:.1f}" for x in (p, *served.values())]
+        cells = ["–" if not p else f"{p['seconds']:.1f}"] + [_split(x) for x in served.values()]
         serve = served["pedit serve"]
         vs = [f"{best[0] / x['seconds']:.2f}x" if x else "–" for x in (p, serve)]
         rows.append(f"| {t} | " + " | ".join([*cells, best[1], *vs]) + " |")
@@ -226,7 +278,8 @@ def _servers(data: dict, ids: list[str]) -> list[str]:
         "remote backend sends for the task, on a warm server started for it (the first request of its "
         "prompt; `pedit/bench/servers.py`); pedit serve gets the file as `prediction`. The CLI's "
         "seconds are the whole command's, a new process with the model's load; the servers' are the "
-        "request's alone.",
+        "request's alone, with the prompt's + the answer's seconds as each server reports them (pedit "
+        "serve's `pedit` figures, llama-server's `timings`; the rest is HTTP).",
         "",
         "| task | pedit (CLI) s | " + " | ".join(f"{c} s" for c in SERVED) + " | best llama-server "
         "| best / CLI | best / pedit serve |",

@@ -126,4 +126,22 @@ def measure(config: str, r: dict, binary: Path, gguf: Path, env: dict[str, str] 
     finally:
         stop(server)
     return {"config": config, "id": r["id"], "seconds": seconds, "tokens": reply.usage.completion_tokens,
-            "text": reply.choices[0].message.content}  # fmt: skip
+            "text": reply.choices[0].message.content, **split(reply)}  # fmt: skip
+
+
+def split(reply) -> dict:
+    """What the server says its request spent: prompt_seconds, answer_seconds (pedit
+    serve's `pedit` figures, llama-server's `timings`; None where it says nothing), and
+    the prompt's tokens, those it found cached among them."""
+    extra = reply.model_extra or {}
+    mine, theirs = extra.get("pedit") or {}, extra.get("timings") or {}
+    if "decode_seconds" in mine:
+        prompt, answer = mine["prefill_seconds"], mine["decode_seconds"]
+    elif "predicted_ms" in theirs:
+        prompt, answer = theirs["prompt_ms"] / 1000, theirs["predicted_ms"] / 1000
+    else:
+        prompt = answer = None
+    details = reply.usage.prompt_tokens_details
+    cached = (details.cached_tokens if details else None) or theirs.get("cache_n") or 0
+    return {"prompt_seconds": prompt, "answer_seconds": answer, "prompt_tokens": reply.usage.prompt_tokens,
+            "cached_tokens": cached}  # fmt: skip

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..app import config, fileio
+from ..app import config, fileio, grammarcheck
 from ..app.jobs import EngineOptions, Job, Outcome, Render
 from ..app.loading import load_with_cost
 from ..app.templates import Template, templates
@@ -125,7 +125,9 @@ def run(inv: Invocation) -> int:
 def _run_files(flow: Run, names: list[str]) -> int:
     """The files through one loaded model: one by one, or a server's several at once."""
     inv, settings, report = flow.inv, flow.inv.settings, flow.report
-    loaded = load_with_cost(settings, reporter=RichReporter(report.err), api_key=inv.api_key)
+    tools = flow.template.spelling if inv.options.spelling is None else inv.options.spelling
+    beside = grammarcheck.warm if tools and not settings.on_server else None  # fix's tools, built meanwhile
+    loaded = load_with_cost(settings, reporter=RichReporter(report.err), api_key=inv.api_key, beside=beside)
     try:
         backend = loaded.backend
         report.backend, report.device = backend.name, backend.capabilities.device

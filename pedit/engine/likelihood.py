@@ -78,13 +78,14 @@ def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
 
 
 def score(
-    backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int = WINDOW,
+    backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int | None = None,
     prefilter: Sequence[float] | None = None,
 ) -> Scored:  # fmt: skip
     """Δ of each variant against `base` (module docstring); the cache keeps what it shares
     with base (up to the first variant's change), and ends holding a prefix of base: all of
-    it on a backend that reads a branch. `prefilter`: per variant,
-    the nats its first token may fall short by and still be read (default PREFILTER)."""
+    it on a backend that reads a branch. `window`: K (default WINDOW); `prefilter`: per
+    variant, the nats its first token may fall short by and still be read (default PREFILTER)."""
+    window = WINDOW if window is None else window
     spans = [_span(base, v) for v in variants]
     live = [i for i, (p, qb, qv) in enumerate(spans) if p > 1 and (qb > p or qv > p)]
     deltas: list[float | None] = [None] * len(variants)
