@@ -6,6 +6,7 @@ replacement where the file has the word (a word-level alignment of file and corr
 
     python scripts/confusables.py            # the table and, per threshold, right/wrong swaps taken
     python scripts/confusables.py --all      # every swap read: also what each prefilter skips
+    python scripts/confusables.py --windows 10,8,6,5,4   # per window K: swaps taken, the gap
 
 THRESHOLD is chosen on the tuning tasks (held-out ones shown apart): about the middle of
 the gap between the highest-scoring wrong swap and the lowest-scoring right one there.
@@ -40,11 +41,10 @@ def corrections(text: str, ref: str) -> dict[int, str]:
     return out
 
 
-def main() -> None:
-    backend = load("qwen2.5-coder-1.5b")
-    likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions())
-    rows = []  # (set, task, word, replacement, Δ or None, right, kind, first-token gap)
+def scored_rows(job: Job) -> list[tuple]:
+    """Every swap fix scores on the corpus's fix tasks: (set, task, word, replacement,
+    Δ or None, right, kind, first-token gap)."""
+    rows = []
     for t in load_tasks():
         if t.command != "fix":
             continue
@@ -60,6 +60,38 @@ def main() -> None:
                 group = "heldout" if t.heldout else "tuning"
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf))
             at += len(piece)
+    return rows
+
+
+def windows(job: Job, sizes: list[int]) -> None:
+    """Per window K (likelihood.WINDOW: the tokens after a swap scored with it, each a row
+    every scored swap reads): the swaps THRESHOLD takes, right and wrong, and the gap
+    between the lowest-scoring right swap taken and the highest-scoring wrong one. WINDOW
+    is the smallest K whose gap on the tuning tasks is no smaller than the largest K's."""
+    print("| K | tuning: right taken | tuning: wrong | tuning: gap (nats) | held out: right taken "
+          "| held out: wrong | held out: gap (nats) |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for k in sizes:
+        likelihood.WINDOW = k
+        rows, cells = scored_rows(job), []
+        for group in ("tuning", "heldout"):
+            mine = [r for r in rows if r[0] == group and r[4] is not None]
+            taken = [r for r in mine if r[4] > confusables.THRESHOLD]
+            right = [r[4] for r in taken if r[5]]
+            wrong = [r[4] for r in mine if not r[5]]
+            gap = min(right) - max(wrong) if right and wrong else float("nan")
+            cells += [f"{len(right)} / {sum(r[5] for r in mine)}", str(len(taken) - len(right)), f"{gap:.2f}"]
+        print(f"| {k} | " + " | ".join(cells) + " |", flush=True)
+
+
+def main() -> None:
+    backend = load("qwen2.5-coder-1.5b")
+    likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
+    job = Job(backend, BUILTIN["fix"], None, EngineOptions())
+    if "--windows" in sys.argv:
+        windows(job, [int(k) for k in sys.argv[sys.argv.index("--windows") + 1].split(",")])
+        return
+    rows = scored_rows(job)
     print("| set | task | word | swap | kind | first token (nats) | Δ (nats) | right |")
     print("|---|---|---|---|---|---:|---:|:---:|")
     for r in sorted(rows, key=lambda r: -(r[4] if r[4] is not None else -1e9)):
