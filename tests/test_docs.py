@@ -60,3 +60,9 @@ def test_the_readmes_speed_sentence_quotes_the_reports():
         f"`pedit serve` with `prediction` is **{m(serve.values()):.2f}x** "
         f"({min(serve.values()):.2f}x to {max(serve.values()):.2f}x)"
     ) in readme
+    ids = [t["id"] for t in data["tasks"]]
+    bound = {c: m(e2e_report.peer_bound(data, t, c) for t in ids) for c in ("pedit", "pedit serve")}
+    assert (
+        f"the CLI would be at most **{bound['pedit']:.2f}x** as fast as the best server on this machine, "
+        f"and `pedit serve` **{bound['pedit serve']:.2f}x**"
+    ) in readme

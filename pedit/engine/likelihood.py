@@ -42,7 +42,7 @@ from .decode import common_prefix
 
 # K: tokens after a change that are scored with it, each a row every scored swap reads. The
 # smallest K whose gap between right and wrong swaps on the tuning tasks is no smaller than
-# K = 10's (2.26 nats against 2.20; K = 5: 1.68); it takes the same swaps as 10 on both parts
+# K = 10's (2.26 nats against 2.21; K = 5: 1.68); it takes the same swaps as 10 on both parts
 # with a third fewer rows per swap (scripts/confusables.py --windows 10,8,6,5,4)
 WINDOW = 6
 PREFILTER = 4.0  # nats: a variant whose first token is this much less likely is not read
