@@ -27,6 +27,9 @@ class Stats:
     rows_read: int = 0  # rows the answer's passes read (not the prefill's): the model's own, drafts, forced
     passes_by_size: dict[int, int] = field(default_factory=dict)  # the answer's passes by the rows each read
     backend_seconds: float = 0.0  # of decode_seconds, inside the backend's eval (the rest: pedit's own work)
+    rejections: int = 0  # the answer's passes that rejected part of their draft
+    # what the rejected rows cost: each rejecting pass's seconds times its share of rows rejected
+    rejected_seconds: float = 0.0
     tool_seconds: float = 0.0  # the tools' work before the run (scoring swaps, reading an intent)
     tool_passes: int = 0  # the model's eval calls in it (in forward_passes too)
 
@@ -101,6 +104,8 @@ class Stats:
             rows_read=sum(x.rows_read for x in runs),
             passes_by_size=sizes,
             backend_seconds=sum(x.backend_seconds for x in runs),
+            rejections=sum(x.rejections for x in runs),
+            rejected_seconds=sum(x.rejected_seconds for x in runs),
             tool_seconds=sum(x.tool_seconds for x in runs),
             tool_passes=sum(x.tool_passes for x in runs),
         )

@@ -109,7 +109,8 @@ def test_where_the_answer_goes_is_the_median_answers_own_figures():
     --stats-json kept them: in the model and in pedit, the reading-rate ideal, the rows
     read by kind, the passes by size, the tools' reads (out of the start-up's time)."""
     figures = {"tool_seconds": 0.5, "reading_seconds": 1.2, "rows_read": 120, "accepted": 80, "rejected": 20,
-               "forced": 5, "passes_by_size": {"1": 4, "32": 2, "64": 1}}  # fmt: skip
+               "forced": 5, "passes_by_size": {"1": 4, "32": 2, "64": 1}, "rejections": 4,
+               "rejected_seconds": 0.8}  # fmt: skip
     runs = [
         run("a", "pedit", 0, 10, decode_seconds=2.0, backend_seconds=1.5, **figures),
         run("a", "pedit", 1, 11, decode_seconds=3.0, backend_seconds=2.5, **figures),  # the median answer
@@ -119,7 +120,8 @@ def test_where_the_answer_goes_is_the_median_answers_own_figures():
     data = {"runs": runs, "tasks": [{"id": "a"}], "machine": {"cpu": "c", "cores": 2, "python": "3.11"},
             "started": "s", "command": "c", "model": "m", "repeats": 3}  # fmt: skip
     text = e2e_report.markdown(data)
-    assert "| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | 7: 1×4, 32×2, 64×1 | 0.5 |" in text
+    rejections = "4: 5.0 rows each, 0.8 s (200 ms each)"  # 20 rows in 4 rejections
+    assert f"| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | {rejections} | 7: 1×4, 32×2, 64×1 | 0.5 |" in text
     assert "| 4.5 / 1.0 / 2.0 / 0.5 / 3.0 |" in text  # 11 s less load, prompt, tools and answer
     old = {"runs": [run("a", "pedit", 0, 10)], "tasks": [{"id": "a"}]} | {
         k: data[k] for k in data if k != "runs"

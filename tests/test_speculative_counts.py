@@ -178,9 +178,26 @@ def test_the_figures_of_where_the_answer_goes_are_the_passes_made(name, speculat
     assert stats.forward_passes == 1 + len(decode)
     assert 0 < stats.backend_seconds <= stats.decode_seconds
     assert stats.outside_seconds == pytest.approx(stats.decode_seconds - stats.backend_seconds)
+    # a rejection is a pass that rejected part of its draft: at most one per rejected token
+    assert (stats.rejections > 0) == (stats.rejected_prediction_tokens > 0)
+    assert stats.rejections <= min(stats.rejected_prediction_tokens, len(decode))
+    assert 0 <= stats.rejected_seconds <= stats.backend_seconds
     if speculate == "off":
         assert stats.passes_by_size == {1: stats.completion_tokens}  # one row per token: the EOS's too
     else:  # each pass reads the last token emitted and the draft it verifies (the draft's
         # last token, the end of turn the model confirmed, is neither accepted nor rejected)
         drafts = stats.accepted_prediction_tokens + stats.rejected_prediction_tokens
         assert stats.rows_read - len(decode) - drafts in (0, 1)
+
+
+def test_a_rejection_costs_its_passs_share_of_rows_rejected():
+    """Tracker: each pass that rejects drafts counts once, and costs its seconds inside the
+    backend times the share of its rows it threw away."""
+    from pedit.engine.decode import Tracker
+
+    t = Tracker(prompt_tokens=10, prefill_seconds=0.1)
+    t.step(seconds=0.5, k=7, accepted=3, rejected=4, rows=8, inside=0.4)  # 4 of 8 rows: 0.2 s
+    t.step(seconds=0.2, k=3, accepted=3, rows=4, inside=0.2)  # all kept
+    t.step(seconds=0.3, k=5, rejected=5, rows=6)  # 5 of 6 rows, all of its 0.3 s in the backend
+    st = t.snapshot(8)
+    assert st.rejections == 2 and st.rejected_seconds == pytest.approx(0.2 + 0.25)

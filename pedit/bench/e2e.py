@@ -77,6 +77,8 @@ class E2ERun:
     rejected: int = 0
     forced: int = 0
     passes_by_size: dict = field(default_factory=dict)
+    rejections: int = 0  # passes that rejected drafts
+    rejected_seconds: float = 0.0  # what their rejected rows cost
 
     @property
     def startup_seconds(self) -> float:
@@ -126,6 +128,7 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
         accepted=figures.get("accepted_prediction_tokens", 0),
         rejected=figures.get("rejected_prediction_tokens", 0),
         forced=figures.get("coalesced_tokens", 0), passes_by_size=figures.get("passes_by_size", {}),
+        rejections=figures.get("rejections", 0), rejected_seconds=figures.get("rejected_seconds", 0.0),
     )  # fmt: skip
 
 

@@ -158,6 +158,7 @@ class Tracker:
         self.rows = 0  # rows the answer's passes read (the prefill's not)
         self.sizes: dict[int, int] = {}  # passes by the rows they read
         self.inside = 0.0  # seconds of those passes inside the backend's eval
+        self.rejections, self.rejected_seconds = 0, 0.0  # passes that rejected drafts; their rows' cost
 
     def step(
         self,
@@ -185,6 +186,9 @@ class Tracker:
         self.coalesced += coalesced
         self.accepted += accepted
         self.rejected += rejected
+        if rejected:  # the rows thrown away cost their share of the pass
+            self.rejections += 1
+            self.rejected_seconds += (seconds if inside is None else inside) * rejected / rows
         if accepted:
             self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
         if k == 0:
@@ -223,6 +227,8 @@ class Tracker:
             cached_tokens=self.cached,
             rows_read=self.rows,
             passes_by_size=dict(self.sizes),
+            rejections=self.rejections,
+            rejected_seconds=self.rejected_seconds,
             backend_seconds=self.inside,
         )
 
