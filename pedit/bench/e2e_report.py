@@ -133,10 +133,8 @@ def bound(data: dict, task: str) -> float | None:
     """What perfect drafts could give this task end to end: plain's seconds over pedit's
     with its answer read at the model's reading rate (the `reading` runs), the start-up,
     the load and the prompt as they were."""
-    p, o, r = (medians(data["runs"], task, c) for c in ("pedit", "plain", "reading"))
-    if not (p and o and r and r["answer_rate"]):
-        return None
-    return o["seconds"] / (p["seconds"] - p["decode_seconds"] + p["tokens"] / r["answer_rate"])
+    o, ideal = medians(data["runs"], task, "plain"), _ideal(data, task, "pedit")
+    return o["seconds"] / ideal if o and ideal else None
 
 
 def _ideal(data: dict, task: str, config: str) -> float | None:
@@ -156,6 +154,7 @@ def peer_bound(data: dict, task: str, config: str) -> float | None:
 
 
 def _each(got: dict[str, float]) -> str:
+    """'1.39x (median; a 1.38x, b 1.23x)'."""
     return (
         f"{statistics.median(got.values()):.2f}x (median; "
         + ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
