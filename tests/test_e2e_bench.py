@@ -121,7 +121,10 @@ def test_where_the_answer_goes_is_the_median_answers_own_figures():
             "started": "s", "command": "c", "model": "m", "repeats": 3}  # fmt: skip
     text = e2e_report.markdown(data)
     rejections = "4: 5.0 rows each, 0.8 s (200 ms each)"  # 20 rows in 4 rejections
-    assert f"| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | {rejections} | 7: 1×4, 32×2, 64×1 | 0.5 |" in text
+    assert (
+        f"| a | 3.0 | 2.5 / 0.5 | 1.2 | 120: 80 / 20 / 5 / 15 | {rejections} | 7: 1×4, 32×2, 64×1 | 0.5 |"
+        in text
+    )
     assert "| 4.5 / 1.0 / 2.0 / 0.5 / 3.0 |" in text  # 11 s less load, prompt, tools and answer
     old = {"runs": [run("a", "pedit", 0, 10)], "tasks": [{"id": "a"}]} | {
         k: data[k] for k in data if k != "runs"

@@ -149,7 +149,7 @@ def test_warm_builds_the_linter_and_the_dictionary_once():
     from pedit.app import spelling
 
     gc.warm()
-    linter, words = gc._linter(), spelling.checker()
+    linter, words, lengths = gc._linter(), spelling.checker(), spelling.by_length()
     gc.warm()
-    assert gc._linter() is linter and spelling.checker() is words
+    assert gc._linter() is linter and spelling.checker() is words and spelling.by_length() is lengths
     assert gc.draft("Their is a cat.", "a.txt").startswith("There")

@@ -28,7 +28,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 
-from .spelling import checker, prose_spans, spellcheck
+from .spelling import by_length, prose_spans, spellcheck
 
 # Harper's lint kinds whose first suggestions, each made alone, were right (brought the text
 # closer to the correct one) at least 3 times in 4, over at least 3 suggestions, on the
@@ -94,11 +94,11 @@ def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def warm() -> None:
     """Build what fix's tools build on first use (Harper's linter, about 0.7 s here; the
-    spelling dictionary, 0.2 s), so a shell can do it while the model loads
-    (loading.load_with_cost's `beside`)."""
+    spelling dictionary and its words by length, 0.2 s), so a shell can do it while the
+    model loads (loading.load_with_cost's `beside`)."""
     with _LOCK:
         _linter()
-    checker()
+    by_length()
 
 
 def _lint(text: str, language: str, offset: int) -> list[Change]:

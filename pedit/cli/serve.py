@@ -82,7 +82,7 @@ def serve_command(
     import uvicorn
     from rich.console import Console
 
-    from ..app import config
+    from ..app import config, grammarcheck
     from ..app.loading import load_with_cost
     from ..serve.app import ServeConfig, create_app
     from ..serve.limits import Limits, uvicorn_config
@@ -90,7 +90,8 @@ def serve_command(
 
     given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate}
     settings = config.resolve(given)
-    loaded = load_with_cost(settings, reporter=RichReporter(Console(stderr=True)))
+    # a fix request's tools (serve/tools.py), built while the model loads, not on the first
+    loaded = load_with_cost(settings, reporter=RichReporter(Console(stderr=True)), beside=grammarcheck.warm)
     try:
         if loaded.remote:  # backend = "openai" in a config file
             raise UsageError(SERVED_AGAIN)
