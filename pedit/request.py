@@ -28,3 +28,7 @@ class EditRequest:
     # leans towards it (fix: `text` with spelling suggestions, spelling.py). With β = 0 it
     # changes the speed only, never the answer.
     draft: str | None = None
+    # What the tools expect the answer to be, if not `draft`: the predicted output copies it,
+    # the keep-bias does not lean on it, so it changes the speed only, never the answer
+    # (fix: `draft` with the swaps the model probably makes, confusables.GUESS).
+    guess: str | None = None

@@ -78,27 +78,31 @@ TEXTS = [
     sampling=st.one_of(
         st.just(Sampling()), st.builds(Sampling, temperature=st.just(1.0), seed=st.integers(0, 99))
     ),
-    threshold=st.sampled_from([-50.0, 0.0, 3.0]),
+    thresholds=st.sampled_from([(-50.0, -50.0), (0.0, -50.0), (3.0, -50.0), (3.0, 2.0), (50.0, -50.0)]),
 )
-def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, text, sampling, threshold):
-    """The scoring only chooses the draft, and its reading of the prompt only saves the
-    rewrite's prefill: the answer is plain decoding's (speculation off, an empty cache) of
-    the request with that draft, under the same keep-bias and suggestion bias."""
+def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, text, sampling, thresholds):
+    """The scoring only chooses the draft (and the speculative draft, the guess), and its
+    reading of the prompt only saves the rewrite's prefill: the answer is plain decoding's
+    (speculation off, an empty cache) of the request with that draft, under the same
+    keep-bias and suggestion bias."""
     job = Job(reference, BUILTIN["fix"], None, EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80))
-    old = confusables.THRESHOLD
-    confusables.THRESHOLD = threshold
+    threshold, guess = thresholds
+    old = confusables.THRESHOLD, confusables.GUESS
+    confusables.THRESHOLD, confusables.GUESS = thresholds
     try:
         req = job.request(text, "a.md")
         scored, got = job.scored(req)
         events = list(job._events(scored, "rewrite", True))  # the run as run_one makes it
     finally:
-        confusables.THRESHOLD = old
+        confusables.THRESHOLD, confusables.GUESS = old
     out = drain(events)
     # the scoring read the whole prompt (a second sequence for the swaps): the rewrite reads
     # its last token only
     assert got is not None and events[0].reused == events[0].prompt_tokens - 1
     if threshold < -20:  # every scored swap goes in: the draft differs from the file's own
         assert scored.draft not in (None, req.draft)
+    if threshold > 20:  # none goes into the draft, every one into the guess
+        assert scored.draft == req.draft and scored.guess not in (None, req.draft)
     reference.truncate(0)
     plain = drain(
         edit_events(
@@ -127,6 +131,11 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     assert got.deltas and None not in got.deltas
     taken = chosen(text, candidates(text, "a.md"), got.deltas)
     assert taken and scored.draft == grammarcheck.draft(apply(text, taken), "a.md")
+    assert scored.guess is None  # GUESS takes no swap THRESHOLD does not
+    monkeypatch.setattr(confusables, "THRESHOLD", 1e9)  # none in the draft: every one in the guess
+    monkeypatch.setattr(confusables, "GUESS", -1e9)
+    scored, _ = job.scored(req)
+    assert scored.draft == req.draft and scored.guess == grammarcheck.draft(apply(text, taken), "a.md")
     off = Job(reference, BUILTIN["fix"], None, EngineOptions(confusables=False))
     assert off.scored(req) == (req, None)
     assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[1] is None

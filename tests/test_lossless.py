@@ -183,13 +183,16 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     max_tokens=st.one_of(st.none(), st.integers(1, 40)),
     suggest=st.sampled_from(["none", "spelling", "harper", "rename"]),
     suggest_bias=st.sampled_from([None, 0.0, 4.0, -2.0]),
+    guess=st.sampled_from(["none", "swaps", "other"]),
 )
 def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
-    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias
+    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias, guess
 ):
     """Also with a draft that is not the file, from every tool that drafts (fix's
     spelling and grammar suggestions, spelling.py and grammarcheck.py; refactor's exact
-    rename, rename.py), and with a β of its own on what the tool changed."""
+    rename, rename.py), and with a β of its own on what the tool changed; and with a
+    speculative draft of its own (fix's likely swaps, EditRequest.guess: the source with
+    words swapped, or another text), which plain decoding never reads."""
     backend = open_backend("reference")
     name = "total.py" if suggest == "rename" else "notes.md"
     if suggest == "rename":
@@ -201,7 +204,12 @@ def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
         "harper": lambda: grammarcheck.draft(source, name),
         "rename": lambda: rename(source, name, {"s": "subtotal"}),
     }[suggest]()
-    req = EditRequest(source, "Fix the grammar.", name, draft=draft)
+    guessed = {
+        "none": None,
+        "swaps": (draft or source).replace(" is ", " are ").replace("teh", "the"),
+        "other": TEXTS[(TEXTS.index(text) + 1) % len(TEXTS)],
+    }[guess]
+    req = EditRequest(source, "Fix the grammar.", name, draft=draft, guess=guessed)
     common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias}
     plain = last(edit_events(backend, req, EditOptions(speculate="off", **common)))
     spec = last(

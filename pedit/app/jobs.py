@@ -139,8 +139,9 @@ class Job:
         """fix's third tool (confusables.py): each confusion-set or number swap in the text
         is scored by the model (engine/likelihood.py), and those it finds likelier by
         THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
-        spelling's. Returns the request with that draft and the scores (None when nothing
-        was scored); the cache holds the prompt the scoring read (the rewrite reuses it)."""
+        spelling's; with those above GUESS too, the speculative draft (EditRequest.guess).
+        Returns the request with those drafts and the scores (None when nothing was
+        scored); the cache holds the prompt the scoring read (the rewrite reuses it)."""
         if not (self.spelling and self.options.confusables and self.keep_bias > 0):
             return req, None
         if not self.backend.capabilities.branch:
@@ -152,12 +153,17 @@ class Job:
         variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
                     for w in swaps]  # fmt: skip
         got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
+        kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
         taken = confusables.chosen(req.text, swaps, got.deltas)
         if taken:
-            text = confusables.apply(req.text, taken)
-            kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
-            draft = grammarcheck.draft(text, req.filename, kinds=kinds)
+            draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds)
             req = replace(req, draft=None if draft == req.text else draft)
+        likely = confusables.chosen(
+            req.text, swaps, got.deltas, min(confusables.GUESS, confusables.THRESHOLD)
+        )
+        if likely != taken:  # the swaps the model probably makes too: the speculative draft's
+            guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds)
+            req = replace(req, guess=guess)
         return req, got
 
     def stem(self, prompt: list[int], kind: str) -> list[int]:

@@ -62,7 +62,7 @@ def make_drafters(names: Sequence[str], prompt: Prompt, token_bytes=None) -> lis
     if unknown or not names:
         raise ValueError(f"drafters must be a non-empty subset of {', '.join(DRAFTERS)}")
     make = {
-        "predicted": lambda: PredictedOutput(prompt.draft, start=len(prompt.tokens), token_bytes=token_bytes),
+        "predicted": lambda: PredictedOutput(prompt.guess, start=len(prompt.tokens), token_bytes=token_bytes),
         "lookup": PromptLookup,
         "ngram": NGramDrafter,
     }

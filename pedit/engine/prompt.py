@@ -63,6 +63,7 @@ class Prompt:
     fence: str  # the fence around the file; the answer should end with it
     prime: str  # text the assistant turn was primed with (the opening fence line)
     draft: list[int]  # the answer if nothing changed: the file, then the closing fence
+    guess: list[int]  # what the predicted output copies: the request's guess, else the draft
 
 
 def _body(text: str) -> str:
@@ -104,17 +105,21 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
     msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
-    draft = backend.tokenize(_body(req.text if req.draft is None else req.draft) + fence) + end_of_turn(
-        backend
-    )
-    return Prompt(tokens, fence, prime, draft)
+    draft = _answer(backend, req.text if req.draft is None else req.draft, fence)
+    guess = draft if req.guess is None else _answer(backend, req.guess, fence)
+    return Prompt(tokens, fence, prime, draft, guess)
+
+
+def _answer(backend, text: str, fence: str) -> list[int]:
+    """The answer's tokens were `text` what the model writes: the file, the fence, the turn's end."""
+    return backend.tokenize(_body(text) + fence) + end_of_turn(backend)
 
 
 def build_summary_prompt(backend, req: EditRequest) -> Prompt:
     """A prompt whose answer is new text about the file (not primed, no predicted draft)."""
     fence = _fence(req)
     msgs = messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence)
-    return Prompt(encode_chat(backend, msgs), fence, "", [])
+    return Prompt(encode_chat(backend, msgs), fence, "", [], [])
 
 
 def end_of_turn(backend) -> list[int]:

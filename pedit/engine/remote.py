@@ -37,7 +37,7 @@ def remote_prompt(req: EditRequest, kind: str, continues: bool) -> tuple[list[di
     if kind == "summary":
         return messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence), fence, "", None
     prime = f"{fence}{language(req.filename)}\n"
-    answer = _body(req.text if req.draft is None else req.draft) + fence
+    answer = _body(next(t for t in (req.guess, req.draft, req.text) if t is not None)) + fence
     return messages(req, fence), fence, prime, answer if continues else prime + answer
 
 
