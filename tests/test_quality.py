@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from pedit.app.spelling import prose_spans, spellcheck
 from pedit.bench.checks import run_checks
-from pedit.bench.corpus import introduced_errors, load_tasks
-from pedit.bench.quality import distance, score_fix, tokens
+from pedit.bench.corpus import KINDS, introduced_errors, load_tasks
+from pedit.bench.quality import change_kind, distance, score_fix, tokens
 from pedit.bench.quality_report import goals, markdown, summarize
 from pedit.bench.quality_run import Config, QualityRun, evaluate
 from pedit.cli.app import app
@@ -175,6 +175,10 @@ def test_report_from_runs_without_a_model():
     text = markdown(data, "quality.png")
     assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 | 0 | 100% of 1 | 0 | 2.5 |" in text
     assert "![quality against seconds per file](quality.png)" in text
+    # per kind: walden's errors (3 misspellings, a homophone, a doubled word, an agreement), all
+    # fixed, under "the other fix files" (walden is not of the natural-error corpus)
+    assert "| spelling | 0 / 0 | – | – | 0 / 0 | – | – | 3 / 3 | 100% | 100% |" in text
+    assert "| homophone | 0 / 0 | – | – | 0 / 0 | – | – | 1 / 1 | 100% | 100% |" in text
 
 
 def test_config_names():
@@ -208,3 +212,60 @@ def test_variants_combine():
     assert (v.speculate, v.keep_bias, v.chunk_tokens, v.spelling) == ("off", -1.5, 0, False)
     assert Config.parse("m").variant().keep_bias is None  # the command's own, as the CLI
     assert Config.parse("m+kb0").variant().keep_bias == 0.0
+
+
+def test_errors_and_changes_are_counted_per_kind():
+    src = "I lived their two years. I am a a sojourner in an civilized life."
+    ref = "I lived there two years. I am a sojourner in a civilized life."
+    kinds = [("lived their two", "homophone"), ("a a sojourner", "doubled word"), ("an civilized", "a/an")]
+    out = "I lived there two years. I am a a sojourner in an civilised life. the end"
+    s = score_fix(src, out, ref, kinds)
+    # their -> there fixed; "a a" and "an" missed; civilized -> civilised a word for another,
+    # "the end" two new tokens
+    assert s.kinds == {"homophone": [1, 1, 0], "doubled word": [1, 0, 0], "a/an": [1, 0, 0],
+                       "word": [0, 0, 1], "other": [0, 0, 2]}  # fmt: skip
+    assert (
+        sum(c[0] for c in s.kinds.values()) == s.errors
+        and sum(c[2] for c in s.kinds.values()) == s.collateral
+    )
+
+
+@pytest.mark.parametrize(
+    "old, new, kind",
+    [
+        ("its", "it's", "homophone"), ("the", "The", "capital"), ("a", "an", "a/an"), ("", "the", "article"),
+        ("the", "", "article"), ("of", "for", "preposition"), ("users", "user's", "apostrophe"),
+        ("take", "takes", "word"), (",", ";", "punctuation"), ("big dog", "small cat", "other"),
+    ],
+)  # fmt: skip
+def test_a_change_is_filed_under_the_kind_its_shape_shows(old, new, kind):
+    src = ["we", *old.split(), "went"]
+    assert change_kind(src, 1, 1 + len(old.split()), new.split()) == kind
+
+
+def test_a_doubled_word_removed_is_a_doubled_word():
+    src = ["it", "is", "is", "here"]
+    assert change_kind(src, 2, 3, []) == "doubled word"
+
+
+def test_every_annotated_error_has_a_kind():
+    """SOURCES.md names each error's kind (one of corpus.KINDS) before its note's colon."""
+    for task in FIX:
+        assert all(k in KINDS for _, k in task.kinds()), task.id
+
+
+def test_the_natural_error_goals_count_each_kind_on_the_held_out_files():
+    nat = [t for t in FIX if t.natural and t.heldout]
+    assert len(nat) >= 4 and all(t.file.rsplit(".", 1)[1] in ("txt", "md", "rst", "py") for t in nat)
+    # the right answer everywhere: every goal met; the files unchanged: recall 0, the key kinds missed
+    right = [evaluate(t, QualityRun(task=t.id, config="m", output=t.reference(), refused=None, seconds=1.0))
+             for t in nat]  # fmt: skip
+    met = {goal: ok for goal, _, ok in goals(right, "m", set(), {t.id for t in nat}) if "natural" in goal}
+    assert len(met) == 5 and all(met.values()), met
+    same = [evaluate(t, QualityRun(task=t.id, config="m", output=t.text(), refused=None, seconds=1.0))
+            for t in nat]  # fmt: skip
+    rows = {goal: (measured, ok) for goal, measured, ok in goals(same, "m", set(), {t.id for t in nat})}
+    assert rows["natural errors, held out: recall ≥ 75%"] == ("0%", False)
+    assert rows["natural errors, held out: precision ≥ 95%"] == ("100%", True)  # nothing changed
+    key = rows["natural errors, held out: a/an, homophone, agreement each ≥ 90% recall"]
+    assert key[1] is False and key[0].startswith("a/an 0/")

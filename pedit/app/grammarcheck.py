@@ -3,9 +3,9 @@ corrections of a file's prose, for `fix`'s draft beside the spelling suggestions
 
 Harper proposes, the model verifies: the suggestions go into the draft, and the keep-bias
 (keepbias.py) lets the model keep or reject each one. Only Harper's first suggestion of a
-lint is used, and only for the lint kinds in `kinds` (DEFAULT_KINDS: chosen by measurement,
-scripts/harper_kinds.py; a lint kind such as "Repetition" or a rule name such as "ThenThan"
-both select). `kinds=()` turns Harper off.
+lint is used, and only for the rules in `kinds` (DEFAULT_RULES: chosen rule by rule by
+measurement, scripts/harper_rules.py, kept in harper_rules.json; a lint kind such as
+"Repetition" or a rule name such as "ThenThan" both select). `kinds=()` turns Harper off.
 
 Only prose is touched, as spelling.prose_spans says (Markdown: not code, URLs or tags; reST:
 not literals or directives); a lint that crosses a span's edge is dropped. Markdown is
@@ -19,24 +19,26 @@ RuntimeError when two threads call it at once, so calls hold a lock.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
+import json
 import re
 import threading
 import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from .spelling import by_length, prose_spans, spellcheck
 
-# Harper's lint kinds whose first suggestions, each made alone, were right (brought the text
+# Harper's rules whose first suggestions, each made alone, were right (brought the text
 # closer to the correct one) at least 3 times in 4, over at least 3 suggestions, on the
-# corpus's non-held-out fix tasks and examples/essay.md: scripts/harper_kinds.py prints the
-# table. Left out: Spelling (pyspellchecker's job; Harper's turns names into words; off),
-# Capitalization (title case in headings), Formatting (a docstring's indentation), Typo,
-# WordChoice ("new" -> "knew"), Miscellaneous ("a[k]" -> "an[k]"), Style.
-DEFAULT_KINDS = frozenset({"Agreement", "Grammar", "Repetition"})
+# corpus's non-held-out fix tasks and examples/essay.md: harper_rules.json, written by
+# scripts/harper_rules.py --write with every rule's counts.
+RULES = Path(__file__).with_name("harper_rules.json")
+DEFAULT_RULES = frozenset(json.loads(RULES.read_text(encoding="utf-8"))["chosen"])
 
 _QUOTES = re.compile(r"""^[A-Za-z]*('''|\"\"\"|'|")""")
 _HASHES = re.compile(r"^#+")
@@ -72,13 +74,65 @@ def changes(text: str, filename: str) -> list[Change]:
     suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
     spans = _joined(prose_spans(text, filename))
     if suffix == "py":
-        docs = _docstrings(text)
-        units = [_inner(text, a, b) for a, b in spans if text[a] == "#" or a in docs]
-        found = [c for a, b in units for c in _lint(text[a:b], "plaintext", a)]
+        found = [c for a, unit in _python_units(text, spans) for c in _lint(unit, "plaintext", a)
+                 if not (c.rule == "SentenceCapitalization" and c.start == a + _indent(unit))]  # fmt: skip
     else:
         found = _lint(text, "markdown" if suffix in ("md", "markdown") else "plaintext", 0)
     inside = [c for c in found if any(a <= c.start and c.end <= b for a, b in spans)]
-    return sorted(inside, key=lambda c: (c.start, c.end, c.rule))
+    return sorted((c for c in inside if not _code_like(text, c)), key=lambda c: (c.start, c.end, c.rule))
+
+
+def _indent(unit: str) -> int:
+    return len(unit) - len(unit.lstrip())
+
+
+def _python_units(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    """(offset, text to lint) for a Python file's prose: each docstring, its doctest lines
+    (">>>", "...", and the output after them up to a blank line) blanked out; each run of
+    comments on consecutive lines as one paragraph, its '#'s and indentation blanked out.
+    Blanks keep every offset. A comment's first word is not a sentence's start (code's
+    comments often begin in lower case): `changes` drops Harper's capital there."""
+    docs, units, blocks = _docstrings(text), [], []
+    for a, b in spans:
+        if text[a] == "#":
+            joined = (
+                blocks and text[blocks[-1][1] : a].strip() == "" and text.count("\n", blocks[-1][1], a) == 1
+            )
+            blocks[-1:] = [(blocks[-1][0], b)] if joined else [*blocks[-1:], (a, b)]
+        elif a in docs:
+            start, end = _inner(text, a, b)
+            units.append((start, _without_doctests(text[start:end])))
+    hashes = re.compile(r"(?m)^[ \t]*#+")
+    units += [(a, hashes.sub(lambda m: " " * len(m.group()), text[a:b])) for a, b in blocks]
+    return units
+
+
+def _without_doctests(doc: str) -> str:
+    """A docstring with its code blanked out: doctest lines (">>>", "...", the output after
+    them up to a blank line) and lines that are Python statements ("heap = []  # a heap")."""
+    out, code = [], False
+    for line in doc.splitlines(keepends=True):
+        bare = line.strip()
+        code = bare.startswith((">>>", "...")) or (code and bool(bare)) or _statement(bare)
+        out.append(re.sub(r"[^\n]", " ", line) if code else line)
+    return "".join(out)
+
+
+def _statement(line: str) -> bool:
+    """Is a docstring's line Python code: it parses, and has an assignment or a call?"""
+    if not any(ch in line for ch in "=(["):
+        return False
+    try:
+        ast.parse(line)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _code_like(text: str, c: Change) -> bool:
+    """A change to a word that is code written in prose: "a[k]", "heap.sort()", "x.a"."""
+    after, before = text[c.end : c.end + 2], text[c.start - 1 : c.start] if c.start else ""
+    return after[:1] in ("(", "[") or (after[:1] == "." and after[1:].isalnum()) or before in (".", "_")
 
 
 def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -174,17 +228,17 @@ def apply(text: str, changes: list[Change]) -> str:
     return text
 
 
-def kinds_of_changes(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> list[Change]:
+def kinds_of_changes(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES) -> list[Change]:
     """The suggestions `suggest` makes to `text`: what the quality report checks the model's
     output against, kind by kind (was text[start:end] -> replacement kept?)."""
     return chosen(changes(text, filename), kinds) if kinds else []
 
 
-def suggest(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> str:
+def suggest(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES) -> str:
     """`text` with Harper's first suggestion made for every lint of a chosen kind in its prose."""
     return apply(text, kinds_of_changes(text, filename, kinds=kinds))
 
 
-def draft(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_KINDS) -> str:
+def draft(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES) -> str:
     """fix's draft: Harper's suggestions, then pyspellchecker's on the words still unknown."""
     return spellcheck(suggest(text, filename, kinds=kinds), filename)

@@ -114,7 +114,7 @@ class Job:
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
         if draft is None and self.spelling and self.keep_bias > 0:
-            kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
+            kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
             draft = grammarcheck.draft(text, name, kinds=kinds)
         return EditRequest(
             text,
@@ -153,7 +153,7 @@ class Job:
         variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
                     for w in swaps]  # fmt: skip
         got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
-        kinds = grammarcheck.DEFAULT_KINDS if self.options.harper else ()
+        kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
         taken = confusables.chosen(req.text, swaps, got.deltas)
         if taken:
             draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds)

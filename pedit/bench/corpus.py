@@ -29,6 +29,7 @@ class Task:
     source: str
     license: str
     heldout: bool = False  # not looked at while tuning prompts and settings (docs/quality.md)
+    natural: bool = False  # the natural-error corpus: the errors writers make, annotated by kind
     check: dict = field(default_factory=dict, hash=False, compare=False)  # refactor checks
 
     @property
@@ -50,6 +51,11 @@ class Task:
             text = text.replace(error, original)
         return text
 
+    def kinds(self) -> list[tuple[str, str]]:
+        """(error, its kind) for each introduced error of a `fix` input (SOURCES.md)."""
+        errors = introduced_errors().get(self.file) or []
+        return [(e, k) for (e, _), k in zip(errors, error_kinds().get(self.file, []), strict=True)]
+
     def request(self) -> EditRequest:
         template = BUILTIN[self.command]
         return EditRequest(self.text(), template.render(self.instruction), self.file, template.system)
@@ -63,7 +69,8 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
             id=t["id"], file=t["file"], command=t["command"], instruction=t.get("instruction", ""),
             category=t["category"], quick=bool(t.get("quick", False)), max_tokens=t.get("max_tokens"),
             source=t.get("source", ""), license=t.get("license", ""),
-            heldout=bool(t.get("heldout", False)), check=t.get("check", {}),
+            heldout=bool(t.get("heldout", False)), natural=bool(t.get("natural", False)),
+            check=t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:
             raise ValueError(f"{path}: task {task.id}: bad command or category")
@@ -81,6 +88,13 @@ def select(tasks: list[Task], *, quick: bool = False, ids: str | None = None) ->
 
 _SECTION = re.compile(r"^## `([^`]+)`$", re.M)
 _ERROR = re.compile(r"^  - `(.+?)` \u2190 `(.+?)`(?: \(|$)", re.M)
+_KIND = re.compile(r"^  - `.+?` \u2190 `.+?`(?: \(([^:;)]+))?", re.M)
+# The kinds of error an introduced error is annotated with (SOURCES.md: "(kind: note)"), as
+# the quality report counts them apart: issue 39's list of the errors writers make.
+KINDS = (
+    "spelling", "a/an", "article", "agreement", "verb form", "homophone", "doubled word",
+    "preposition", "real word", "apostrophe", "capital", "punctuation",
+)  # fmt: skip
 
 
 @cache
@@ -93,4 +107,19 @@ def introduced_errors(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[tupl
         body = text[head.end() : nxt.start() if nxt else len(text)]
         if "- Introduced errors:" in body:
             out[head.group(1)] = _ERROR.findall(body.split("- Introduced errors:", 1)[1])
+    return out
+
+
+@cache
+def error_kinds(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[str]]:
+    """{file: [kind, ...]}, one per introduced error in SOURCES.md's order (the word before
+    the note's colon; "" where the note names no kind of KINDS)."""
+    text = path.read_text(encoding="utf-8")
+    heads = list(_SECTION.finditer(text))
+    out = {}
+    for head, nxt in zip(heads, [*heads[1:], None], strict=True):
+        body = text[head.end() : nxt.start() if nxt else len(text)]
+        if "- Introduced errors:" in body:
+            found = _KIND.findall(body.split("- Introduced errors:", 1)[1])
+            out[head.group(1)] = [k.strip() if k.strip() in KINDS else "" for k in found]
     return out

@@ -15,13 +15,17 @@ missing comma costs one token.
 - score = 1 - d(output, reference) / d(source, reference), d the token-level edit
   (Levenshtein) distance: 1 a perfect fix, 0 no change, below 0 worse than the source
   ("made worse").
+- Per kind of error (corpus.KINDS): an error's kind is its annotation's (SOURCES.md), a
+  collateral change's the one its shape shows (`change_kind`: "an" for "a" is a/an, a
+  word's case alone capital, ...; "other" when none does), so
+      recall_k = fixed_k / errors_k,  precision_k = fixed_k / (fixed_k + collateral_k).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
@@ -60,6 +64,7 @@ class FixScore:
     score: float
     missed: tuple[str, ...]  # the reference's reading of each error left unfixed
     stray_fence: bool  # the output has fence lines the source does not
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind: [errors, fixed, collateral]
 
     @property
     def recall(self) -> float:
@@ -85,8 +90,12 @@ class FixScore:
         return d
 
 
-def score_fix(source: str, output: str, reference: str) -> FixScore:
+def score_fix(source: str, output: str, reference: str, kinds: list[tuple[str, str]] = ()) -> FixScore:
+    """`kinds`: (the error as the source has it, its kind) for each annotated error."""
     src, out, ref = tokens(source), tokens(output), tokens(reference)
+    starts = [m.start() for m in _TOKEN.finditer(source)]
+    where = [(source.find(e), source.find(e) + len(e), k) for e, k in kinds if e in source]
+    per: dict[str, list[int]] = {}
     to_out, to_ref = _equal_map(src, out), _equal_map(src, ref)
     ops = difflib.SequenceMatcher(None, src, ref, autojunk=False).get_opcodes()
     gold = [(i1, i2) for tag, i1, i2, _, _ in ops if tag != "equal"]
@@ -101,8 +110,13 @@ def score_fix(source: str, output: str, reference: str) -> FixScore:
         o2 = to_out[right] if right < len(src) else len(out)
         r1 = to_ref[left] + 1 if left >= 0 else 0
         r2 = to_ref[right] if right < len(src) else len(ref)
+        at = starts[min(i1, len(starts) - 1)] if starts else 0
+        kind = next((k for a, b, k in where if a <= at < b or (i1 == i2 and a <= at <= b)), "other")
+        counts = per.setdefault(kind, [0, 0, 0])
+        counts[0] += 1
         if out[o1:o2] == ref[r1:r2]:
             fixed += 1
+            counts[1] += 1
             covered.append((left, right))
         else:
             missed.append(" ".join(ref[max(r1 - 2, 0) : r2 + 2]))
@@ -110,10 +124,51 @@ def score_fix(source: str, output: str, reference: str) -> FixScore:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, src, out, autojunk=False).get_opcodes():
         if tag != "equal" and not any(lo < i1 and i2 <= hi for lo, hi in covered):
             collateral += max(i2 - i1, j2 - j1)
+            kind = change_kind(src, i1, i2, out[j1:j2])
+            per.setdefault(kind, [0, 0, 0])[2] += max(i2 - i1, j2 - j1)
     base = distance(src, ref)
     score = 1 - distance(out, ref) / base if base else float(out == ref) * 2 - 1
     stray = len(FENCE.findall(output)) != len(FENCE.findall(source))
     return FixScore(
         errors=len(gold), fixed=fixed, collateral=collateral, score=score, missed=tuple(missed),
-        stray_fence=stray,
+        stray_fence=stray, kinds=per,
     )  # fmt: skip
+
+
+ARTICLES = {"a", "an", "the"}
+PREPOSITIONS = {
+    "of", "in", "on", "at", "to", "for", "from", "with", "by", "about", "into", "onto", "over", "under",
+    "between", "among", "through",
+}  # fmt: skip
+HOMOPHONES = [set(s.split()) for s in (
+    "its it's", "their there they're", "your you're", "then than", "to too two", "lose loose",
+    "affect effect", "whose who's", "were where we're", "hear here", "know no", "new knew",
+)]  # fmt: skip
+
+
+def change_kind(src: list[str], i1: int, i2: int, new: list[str]) -> str:
+    """The kind of error a change of src[i1:i2] into `new` would mend, from its shape
+    alone: what the quality report files a collateral change under."""
+    old = src[i1:i2]
+    low_old, low_new = [w.lower() for w in old], [w.lower() for w in new]
+    if low_old == low_new:
+        return "capital"
+    if (low_old, low_new) in ((["a"], ["an"]), (["an"], ["a"])):
+        return "a/an"
+    if not new and len(old) == 1 and (i1 and src[i1 - 1].lower() == low_old[0]
+                                      or i2 < len(src) and src[i2].lower() == low_old[0]):  # fmt: skip
+        return "doubled word"
+    if set(low_old + low_new) <= ARTICLES:
+        return "article"
+    if not any(w[:1].isalnum() for w in old + new):
+        return "punctuation"
+    if len(old) == len(new) == 1:
+        a, b = low_old[0], low_new[0]
+        if any({a, b} <= s for s in HOMOPHONES):
+            return "homophone"
+        if a.replace("'", "").replace("\u2019", "") == b.replace("'", "").replace("\u2019", ""):
+            return "apostrophe"
+        if a in PREPOSITIONS and b in PREPOSITIONS:
+            return "preposition"
+        return "word"
+    return "other"

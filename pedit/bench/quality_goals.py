@@ -20,7 +20,13 @@ GOALS = {  # issue 26's goals for the default configuration (and issue 13's for 
     "worse": 0,
     "refactor": 0.9,
     "best_score": 0.8,
+    # issue 39's, on the natural-error corpus's held-out files
+    "natural_recall": 0.75,
+    "natural_precision": 0.95,
+    "kind_recall": 0.9,  # for KEY_KINDS
+    "other_kind_recall": 0.6,  # for every other kind
 }
+KEY_KINDS = ("a/an", "homophone", "agreement")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +91,11 @@ def ge(x: float | None, bound: float) -> bool | None:
 Row = tuple[str, str, bool | None]  # (goal, what was measured, met)
 
 
-def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[Row]:
-    """(goal, measured, met) for the default configuration and the best model."""
+def goals(
+    runs: list[QualityRun], default: str, heldout: set[str], natural: set[str] = frozenset()
+) -> list[Row]:
+    """(goal, measured, met) for the default configuration and the best model; `natural`:
+    the natural-error corpus's held-out tasks."""
     if default not in configs_of(runs):
         return []
     s = summarize(runs, default)
@@ -97,6 +106,7 @@ def goals(runs: list[QualityRun], default: str, heldout: set[str]) -> list[Row]:
         *_best_goals(runs),
         *_baseline_goals(runs, s),
         *_heldout_goals(runs, default, heldout),
+        *_natural_goals(runs, default, natural),
     ]
 
 
@@ -160,3 +170,47 @@ def _heldout_goals(runs: list[QualityRun], default: str, heldout: set[str]) -> l
     h = summarize(runs, default, heldout)
     return [(f"default on held-out files: mean fix score ≥ {GOALS['heldout']}", num(h.score),
              ge(h.score, GOALS["heldout"]))]  # fmt: skip
+
+
+def by_kind(runs: list[QualityRun]) -> dict[str, tuple[int, int, int]]:
+    """{kind: (errors, fixed, collateral)} summed over the runs' fix scores."""
+    out: dict[str, list[int]] = {}
+    for r in runs:
+        for k, counts in (r.fix or {}).get("kinds", {}).items():
+            row = out.setdefault(k, [0, 0, 0])
+            for i, n in enumerate(counts):
+                row[i] += n
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _natural_goals(runs: list[QualityRun], default: str, natural: set[str]) -> list[Row]:
+    """Issue 39's goals on the natural-error corpus's held-out files: recall, precision, no
+    file worse; recall per kind."""
+    if not natural:
+        return []
+    h = summarize(runs, default, natural)
+    kinds = by_kind([r for r in runs if r.config == default and r.task in natural])
+
+    def recall(k: str) -> float | None:
+        errors, fixed, _ = kinds.get(k, (0, 0, 0))
+        return fixed / errors if errors else None
+
+    def cell(names) -> str:
+        return (
+            ", ".join(f"{k} {kinds[k][1]}/{kinds[k][0]}" for k in names if k in kinds and kinds[k][0]) or "–"
+        )
+
+    others = [k for k in kinds if k not in KEY_KINDS and k not in ("word", "other") and kinds[k][0]]
+    low = [k for k in others if recall(k) < GOALS["other_kind_recall"]]
+    key = [recall(k) for k in KEY_KINDS if recall(k) is not None]
+    return [
+        (f"natural errors, held out: recall ≥ {pct(GOALS['natural_recall'])}", pct(h.recall),
+         ge(h.recall, GOALS["natural_recall"])),
+        (f"natural errors, held out: precision ≥ {pct(GOALS['natural_precision'])}", pct(h.precision),
+         ge(h.precision, GOALS["natural_precision"])),
+        ("natural errors, held out: no file made worse", f"{h.worse} made worse", h.worse == 0),
+        (f"natural errors, held out: {', '.join(KEY_KINDS)} each ≥ {pct(GOALS['kind_recall'])} recall",
+         cell(KEY_KINDS), all(r >= GOALS["kind_recall"] for r in key) if key else None),
+        (f"natural errors, held out: every other kind ≥ {pct(GOALS['other_kind_recall'])} recall",
+         "below: " + cell(low) if low else "none below", not low if others else None),
+    ]  # fmt: skip

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .quality_goals import GOALS, configs_of, goals, num, pct, summarize
+from .corpus import KINDS
+from .quality_goals import GOALS, by_kind, configs_of, goals, num, pct, summarize
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
 
@@ -72,7 +73,8 @@ def markdown(data: dict, chart: str | None) -> str:
         *_without_speculation(by, list(tasks), configs),
         *(["", f"![quality against seconds per file]({chart})"] if chart else []),
         *_heldout_table(runs, configs, heldout),
-        *_goals_table(runs, data.get("default"), heldout),
+        *_goals_table(runs, data.get("default"), heldout, {t for t in heldout if tasks[t].get("natural")}),
+        *_kinds_table(runs, data.get("default"), tasks),
         *_levers_section(runs, configs),
         *_fix_table(by, list(tasks), configs, heldout),
         *_refactor_table(by, list(tasks), configs),
@@ -150,10 +152,52 @@ def _heldout_table(runs: list[QualityRun], configs: list[str], heldout: set[str]
     return lines
 
 
-def _goals_table(runs: list[QualityRun], default: str | None, heldout: set[str]) -> list[str]:
+def _goals_table(
+    runs: list[QualityRun], default: str | None, heldout: set[str], natural: set[str]
+) -> list[str]:
     lines = ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
-    for goal, measured, met in goals(runs, default, heldout):
+    for goal, measured, met in goals(runs, default, heldout, natural):
         lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
+    return lines
+
+
+GROUPS = (  # the columns of the per-kind table: (title, which tasks)
+    ("natural errors, tuning", lambda t: t.get("natural") and not t.get("heldout")),
+    ("natural errors, held out", lambda t: t.get("natural") and t.get("heldout")),
+    ("the other fix files", lambda t: not t.get("natural")),
+)
+
+
+def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
+    """Per kind of error, the default configuration's recall (errors of the kind fixed) and
+    precision (of the changes of that shape, those that fixed an error), per group of files."""
+    mine = [r for r in runs if r.config == default and r.fix and "kinds" in r.fix]
+    if not mine:
+        return []
+    groups = [(title, {t for t, d in tasks.items() if keep(d)}) for title, keep in GROUPS]
+    totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in groups}
+    kinds = [k for k in (*KINDS, "word", "other") if any(k in t for t in totals.values())]
+    lines = [
+        "",
+        "## Per kind of error",
+        "",
+        f"`{default}`. An error's kind is its annotation's in SOURCES.md; a change that fixed no error is "
+        "counted under the kind its shape shows (an for a: a/an; one word for another, not of a kind "
+        "below: word). Recall: errors of the kind fixed; precision: fixed / (fixed + such changes).",
+        "",
+        "| kind | "
+        + " | ".join(f"{title}: fixed / errors | recall | precision" for title, _ in groups)
+        + " |",
+        "|---|" + "---:|---:|---:|" * len(groups),
+    ]
+    for k in kinds:
+        cells = []
+        for title, _ in groups:
+            errors, fixed, collateral = totals[title].get(k, (0, 0, 0))
+            changed = fixed + collateral
+            cells += [f"{fixed} / {errors}", pct(fixed / errors) if errors else "–",
+                      pct(fixed / changed) if changed else "–"]  # fmt: skip
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -80,7 +80,7 @@ def evaluate(task: Task, run: QualityRun) -> QualityRun:
     source = task.text()
     reference = task.reference()
     if reference is not None:
-        run.fix = score_fix(source, run.output, reference).to_dict()
+        run.fix = score_fix(source, run.output, reference, task.kinds()).to_dict()
     if task.check:
         run.checks = [asdict(c) for c in run_checks(source, run.output, task.check)]
     return run
