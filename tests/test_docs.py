@@ -1,6 +1,6 @@
 """The figures in docs/ and README.md are the reports' own: each generated report is what
 its saved runs render to (nobody edited it by hand), and the README's speed sentence
-quotes docs/e2e.json."""
+quotes docs/e2e.json, its quality sentence docs/quality.json."""
 
 from __future__ import annotations
 
@@ -66,3 +66,29 @@ def test_the_readmes_speed_sentence_quotes_the_reports():
         f"the CLI would be at most **{bound['pedit']:.2f}x** as fast as the best server on this machine, "
         f"and `pedit serve` **{bound['pedit serve']:.2f}x**"
     ) in readme
+
+
+def test_the_readme_quality_sentence_quotes_the_quality_report():
+    """README's natural-error figures are docs/quality.json's (the default model, with and
+    without Harper)."""
+    from pedit.bench.quality_goals import summarize
+    from pedit.bench.quality_run import QualityRun
+
+    data = json.loads((DOCS / "quality.json").read_text(encoding="utf-8"))
+    runs = [QualityRun(**r) for r in data["runs"]]
+    natural = {t["id"] for t in data["tasks"] if t.get("natural")}
+    held = {t["id"] for t in data["tasks"] if t.get("natural") and t.get("heldout")}
+    others = {r.task for r in runs if r.fix} - natural
+    default, noharper = data["default"], data["default"] + "+noharper"
+
+    def pct(x):
+        return f"{100 * x:.0f}%"
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    whole, without = summarize(runs, default), summarize(runs, noharper)
+    fix_tasks = whole.files - whole.refactors
+    assert f"Over the {fix_tasks} fix tasks Harper is worth {without.score:.2f} → {whole.score:.2f}" in readme
+    h, hn = summarize(runs, default, held), summarize(runs, noharper, held)
+    held_out = f"fixes {pct(h.recall)} of the held-out errors ({pct(hn.recall)} without Harper)"
+    assert f"{held_out} at {pct(h.precision)}" in readme
+    assert f"against {pct(summarize(runs, default, others).recall)} of the misspellings" in readme
