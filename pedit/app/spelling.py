@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from functools import cache
+from functools import cache, lru_cache
 
 _WORD = re.compile(r"(?<![\w'`/.@-])[A-Za-z][a-z]+(?:'[a-z]+)?(?![\w`/@-])")
 _MD_SKIP = re.compile(r"`[^`\n]*`|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")
@@ -126,10 +126,10 @@ def _correct(word: str) -> str:
     return best.capitalize() if word[0].isupper() else best
 
 
-@cache
+@lru_cache(maxsize=1 << 16)  # bounded: a server corrects whatever its clients send
 def correction(word: str) -> str | None:
     """pyspellchecker's correction of a lower-case word (itself when it is known, None when
-    nothing is near), found faster, remembered per process.
+    nothing is near), found faster, the last 65,536 remembered per process.
 
         candidates = the known words one edit away (pyspellchecker's own edit_distance_1);
                      none: those two edits away

@@ -97,29 +97,29 @@ KINDS = (
 )  # fmt: skip
 
 
-@cache
-def introduced_errors(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[tuple[str, str]]]:
-    """{file: [(error, original), ...]} from SOURCES.md's "Introduced errors" lists."""
+def _error_lists(path: Path) -> dict[str, str]:
+    """{file: the text of its "Introduced errors" list} from SOURCES.md's sections."""
     text = path.read_text(encoding="utf-8")
     heads = list(_SECTION.finditer(text))
     out = {}
     for head, nxt in zip(heads, [*heads[1:], None], strict=True):
         body = text[head.end() : nxt.start() if nxt else len(text)]
         if "- Introduced errors:" in body:
-            out[head.group(1)] = _ERROR.findall(body.split("- Introduced errors:", 1)[1])
+            out[head.group(1)] = body.split("- Introduced errors:", 1)[1]
     return out
+
+
+@cache
+def introduced_errors(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[tuple[str, str]]]:
+    """{file: [(error, original), ...]} from SOURCES.md's "Introduced errors" lists."""
+    return {name: _ERROR.findall(listed) for name, listed in _error_lists(path).items()}
 
 
 @cache
 def error_kinds(path: Path = CORPUS / "SOURCES.md") -> dict[str, list[str]]:
     """{file: [kind, ...]}, one per introduced error in SOURCES.md's order (the word before
     the note's colon; "" where the note names no kind of KINDS)."""
-    text = path.read_text(encoding="utf-8")
-    heads = list(_SECTION.finditer(text))
-    out = {}
-    for head, nxt in zip(heads, [*heads[1:], None], strict=True):
-        body = text[head.end() : nxt.start() if nxt else len(text)]
-        if "- Introduced errors:" in body:
-            found = _KIND.findall(body.split("- Introduced errors:", 1)[1])
-            out[head.group(1)] = [k.strip() if k.strip() in KINDS else "" for k in found]
-    return out
+    return {
+        name: [k.strip() if k.strip() in KINDS else "" for k in _KIND.findall(listed)]
+        for name, listed in _error_lists(path).items()
+    }
