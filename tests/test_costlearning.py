@@ -168,3 +168,36 @@ def test_a_command_keeps_its_passes_for_the_next_one(tmp_path, monkeypatch, isol
     assert first and all(n > 1 for n in first)
     second = run()  # the same passes again: each size's log grows by what it made, up to KEEP
     assert {n: len(ts) for n, ts in second.items()} == {n: min(2 * len(ts), KEEP) for n, ts in first.items()}
+
+
+class Clocked:
+    """The reference backend on a clock of its own: an eval of n tokens after c cached ones
+    takes a + b (n - 1) + g c seconds, exactly."""
+
+    def __init__(self, a=0.03, b=0.02, g=4e-6):
+        self.inner, self.now, self.a, self.b, self.g = open_backend("reference"), 0.0, a, b, g
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def eval(self, tokens, **kw):
+        self.now += self.a + self.b * (len(tokens) - 1) + self.g * self.inner.n_past
+        return self.inner.eval(tokens, **kw)
+
+
+def test_the_growth_of_a_step_is_the_slope_through_every_context_it_was_timed_at(monkeypatch):
+    backend = Clocked()
+    monkeypatch.setattr(costmodel.time, "perf_counter", lambda: backend.now)
+    model = costmodel.measure(backend, sizes=(1, 8), repeats=1, kv=64, far=512, growth_sizes=(1, 8))
+    # one token: the median of STEPS consecutive steps after 64, 65, ... cached tokens
+    assert model.seconds[0] == pytest.approx(0.03 + 4e-6 * (64 + (costmodel.STEPS - 1) / 2))
+    assert model.growth[0] == (1, pytest.approx(4e-6))  # a one-token step reads the cache
+    # a pass of 8 tokens after c: a + 7 b + g c, so its growth is g too (g1 = 0)
+    assert model.growth[1] == (8, pytest.approx(4e-6))
+
+
+@given(
+    st.lists(st.integers(0, 4096), min_size=2, max_size=8, unique=True), st.floats(0, 1e-3), st.floats(0, 1)
+)
+def test_the_slope_of_points_on_a_line_is_the_line_s(contexts, g, a):
+    assert costmodel._slope({c: a + g * c for c in contexts}) == pytest.approx(g, abs=1e-12)

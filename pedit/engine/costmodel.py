@@ -13,12 +13,12 @@ A pass also reads the whole KV cache, so it costs more deeper into the context. 
 token attends over every cached one, so the extra time grows linearly with the context
 length c beyond the calibration's c0:
     cost(n, c) = cost(n) + g(n) * max(0, c - c0),   g(n) = g(1) + g1 (n - 1)
-(every pass reads the cache: g(1), measured from consecutive one-token steps at both
-contexts; each further token of a pass attends over it too: g1, fitted by least squares to
-wider passes timed again after `far` tokens of context). The full measurement takes about
-a minute with the 1.5B model on 2 cores (pedit bench runs it); a user's first command
-times t(1) alone and takes the rest from a prior curve, and the passes runs make refine
-it (Passes; pedit/app/calibration.py caches both per machine).
+(every pass reads the cache: g(1), the least-squares slope of consecutive one-token
+steps timed at seven contexts from c0 on; each further token of a pass attends over it
+too: g1, fitted by least squares to wider passes timed again after `far` tokens). The
+full measurement takes about a minute with the 1.5B model on 2 cores (pedit bench runs
+it); a user's first command times t(1) alone and takes the rest from a prior curve, and
+the passes runs make refine it (Passes; pedit/app/calibration.py caches both per machine).
 """
 
 from __future__ import annotations
@@ -175,6 +175,7 @@ class Passes:
 
 GROWTH_SIZES = (1, 8, 32, 64)
 STEPS = 16  # consecutive one-token steps timed (their median)
+STOPS = 6  # contexts beyond the calibration's where one-token steps are timed for g(1)
 
 
 def measure(
@@ -199,19 +200,36 @@ def measure(
     growth: tuple[tuple[int, float], ...] = ()
     measured = [n for n in growth_sizes if n in sizes]
     if far >= 2 * kv and 1 in measured:
-        backend.eval(tokens[kv:far])
-        extra = {
+        # g(1) from one-token steps at STOPS contexts on the way to `far`: the slope through
+        # two medians alone moves by a third from run to run (1 ms of noise over 768 tokens)
+        steps = {kv: seconds[sizes.index(1)]}
+        at = kv
+        for stop in [kv + (far - kv) * (i + 1) // STOPS for i in range(STOPS)]:
+            backend.eval(tokens[at:stop])
+            at = stop
+            steps[at] = _time(backend, tokens, at, 1, repeats)
+        extra = {1: _slope(steps)} | {
             n: (_time(backend, tokens, far, n, repeats) - seconds[sizes.index(n)]) / (far - kv)
             for n in measured
+            if n > 1
         }
         growth = _line(extra)
     backend.truncate(0)
     return CostModel(tuple(sizes), tuple(seconds), kv, growth)
 
 
+def _slope(points: dict[int, float]) -> float:
+    """The least-squares slope of seconds over context through {context: seconds}:
+    g = sum (c - mean c)(t - mean t) / sum (c - mean c)^2"""
+    mc = statistics.fmean(points)
+    mt = statistics.fmean(points.values())
+    den = sum((c - mc) ** 2 for c in points)
+    return sum((c - mc) * (t - mt) for c, t in points.items()) / den if den else 0.0
+
+
 def _line(points: dict[int, float]) -> tuple[tuple[int, float], ...]:
-    """g(n) = g(1) + g1 (n - 1): g(1), one step's growth as measured (medians of many
-    consecutive steps at each context: reading the cache, what a plain step pays); g1, what
+    """g(n) = g(1) + g1 (n - 1): g(1), one step's growth as measured (_slope through
+    the medians of consecutive steps at several contexts: what a plain step pays); g1, what
     each further token of a pass adds, by least squares through the wider passes (each
     alone is within the timing noise); neither below 0."""
     base = max(0.0, points[1])
