@@ -269,3 +269,14 @@ def test_the_natural_error_goals_count_each_kind_on_the_held_out_files():
     assert rows["natural errors, held out: precision ≥ 95%"] == ("100%", True)  # nothing changed
     key = rows["natural errors, held out: a/an, homophone, agreement each ≥ 90% recall"]
     assert key[1] is False and key[0].startswith("a/an 0/")
+
+
+def test_a_change_of_layout_is_a_wrong_change():
+    src = "def f(n, d):\n    # the the ratio\n    return n//d\n"
+    ref = "def f(n, d):\n    # the ratio\n    return n//d\n"
+    out = "def f(n, d):\n    # the ratio\n    return n // d\n\n"  # respaced, and a blank line added
+    s = score_fix(src, out, ref, [("the the", "doubled word")])
+    assert (s.fixed, s.collateral, s.kinds["layout"], s.score) == (1, 2, [0, 0, 2], 1.0)
+    rewrapped = score_fix("one two\nthree four\n", "one two three\nfour\n", "one two\nthree four\n")
+    assert rewrapped.collateral == 2 and rewrapped.kinds == {"layout": [0, 0, 2]}
+    assert score_fix(src, ref, ref).collateral == 0

@@ -27,6 +27,7 @@ from ..models import cache_root
 from ..request import EditRequest
 from . import chunking, confusables, grammarcheck, guard, prefixcache
 from .calibration import identity
+from .codelayout import keep_code_layout
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
 from .templates import Template
@@ -312,7 +313,9 @@ class Job:
                 out = piece
             outs.append(out)
             stats.append(fin.stats)
-        return Outcome("".join(outs), stats, notes=notes)
+        out = "".join(outs)
+        return Outcome(keep_code_layout(name, text, out) if self.template.keeps_lines else out, stats,
+                       notes=notes)  # fmt: skip
 
     def _piece_refused(
         self, name: str, segments: list[tuple[str, str | None]], i: int, out: str

@@ -48,8 +48,8 @@ class Template:
     # each piece's answer is judged by the guard's fix checks (guard.fix_reason); a piece
     # that fails stays as it was and the others are still written (jobs.Job._piece_refused)
     judged: bool = False
-    # its answer gets back the line breaks the model dropped (linebreaks.py): a fix keeps
-    # the file's layout
+    # its answer gets back the line breaks the model dropped (linebreaks.py) and a code
+    # file's code as it was laid out (codelayout.py): a fix keeps the file's layout
     keeps_lines: bool = False
 
     def bias(self, given: float | None) -> float:

@@ -1,14 +1,16 @@
 """How right a `fix` is: the output scored against the known correct text.
 
 Texts are compared as word tokens: a word (letters, digits, inner apostrophes) or one
-punctuation mark; whitespace is not a token, so a re-wrapped line costs nothing and a
-missing comma costs one token.
+punctuation mark; whitespace is not a token, so a missing comma costs one token and
+spacing is judged apart (layout, below).
 
 - The gold edits are the differences source -> reference (each introduced error, as
   SOURCES.md lists them). An error is *fixed* when the output, between the nearest
   tokens that all three texts share on either side of it, reads as the reference does.
 - Every other changed token of the output (source -> output differences outside the
-  fixed errors) is *collateral*.
+  fixed errors) is *collateral*, and so is each line whose words the output kept but not
+  their spacing or line breaks (`layout_changes`: a change of layout is a wrong change,
+  though the score, of words, does not see it).
 - recall = fixed / errors; precision = fixed / (fixed + collateral), 1 when nothing
   changed; F0.5 = 1.25 P R / (0.25 P + R) (precision weighs more, as in grammatical-
   error-correction practice).
@@ -126,6 +128,10 @@ def score_fix(source: str, output: str, reference: str, kinds: list[tuple[str, s
             collateral += max(i2 - i1, j2 - j1)
             kind = change_kind(src, i1, i2, out[j1:j2])
             per.setdefault(kind, [0, 0, 0])[2] += max(i2 - i1, j2 - j1)
+    moved = layout_changes(source, output)
+    if moved:
+        collateral += moved
+        per.setdefault("layout", [0, 0, 0])[2] += moved
     base = distance(src, ref)
     score = 1 - distance(out, ref) / base if base else float(out == ref) * 2 - 1
     stray = len(FENCE.findall(output)) != len(FENCE.findall(source))
@@ -133,6 +139,31 @@ def score_fix(source: str, output: str, reference: str, kinds: list[tuple[str, s
         errors=len(gold), fixed=fixed, collateral=collateral, score=score, missed=tuple(missed),
         stray_fence=stray, kinds=per,
     )  # fmt: skip
+
+
+def layout_changes(source: str, output: str) -> int:
+    """Lines whose words the output kept but not their spacing or breaks ("n//d" ->
+    "n // d", a leading space dropped, a paragraph re-wrapped, a blank line added or
+    removed): each a wrong change, as a word changed for nothing is. Lines are aligned by
+    difflib; a changed run whose words are all kept counts its lines, any other run is
+    aligned again by each line's words, and counts the lines kept with other spacing and
+    the blank lines added or removed."""
+    a, b = source.splitlines(), output.splitlines()
+    n = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        x, y = a[i1:i2], b[j1:j2]
+        if tag == "equal":
+            continue
+        if any(line.strip() for line in x) and tokens("\n".join(x)) == tokens("\n".join(y)):
+            n += max(len(x), len(y))
+            continue
+        keys = [tuple(tokens(line)) for line in x], [tuple(tokens(line)) for line in y]
+        for t, p1, p2, q1, q2 in difflib.SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+            if t == "equal":
+                n += sum(u != v for u, v in zip(x[p1:p2], y[q1:q2], strict=True))
+            else:
+                n += sum(not line.strip() for line in x[p1:p2] + y[q1:q2])
+    return n
 
 
 ARTICLES = {"a", "an", "the"}
