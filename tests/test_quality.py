@@ -220,10 +220,10 @@ def test_errors_and_changes_are_counted_per_kind():
     kinds = [("lived their two", "homophone"), ("a a sojourner", "doubled word"), ("an civilized", "a/an")]
     out = "I lived there two years. I am a a sojourner in an civilised life. the end"
     s = score_fix(src, out, ref, kinds)
-    # their -> there fixed; "a a" and "an" missed; civilized -> civilised a word for another,
+    # their -> there fixed; "a a" and "an" missed; civilized -> civilised the British spelling,
     # "the end" two new tokens
     assert s.kinds == {"homophone": [1, 1, 0], "doubled word": [1, 0, 0], "a/an": [1, 0, 0],
-                       "word": [0, 0, 1], "other": [0, 0, 2]}  # fmt: skip
+                       "variety": [0, 0, 1], "other": [0, 0, 2]}  # fmt: skip
     assert (
         sum(c[0] for c in s.kinds.values()) == s.errors
         and sum(c[2] for c in s.kinds.values()) == s.collateral
@@ -236,6 +236,7 @@ def test_errors_and_changes_are_counted_per_kind():
         ("its", "it's", "homophone"), ("the", "The", "capital"), ("a", "an", "a/an"), ("", "the", "article"),
         ("the", "", "article"), ("of", "for", "preposition"), ("users", "user's", "apostrophe"),
         ("take", "takes", "word"), (",", ";", "punctuation"), ("big dog", "small cat", "other"),
+        ("colour", "color", "variety"), ("grey", "gray", "variety"), ("teh", "the", "word"),
     ],
 )  # fmt: skip
 def test_a_change_is_filed_under_the_kind_its_shape_shows(old, new, kind):

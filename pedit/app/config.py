@@ -12,6 +12,7 @@ take the same keys, e.g.
     draft_max = 255
     keep_bias = 0.0
     spelling = false
+    dialect = "british"
     chunk_tokens = 0
     n_ctx = 8192
 
@@ -46,6 +47,7 @@ import platformdirs
 from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
+from . import dialect
 from .machine import CPUS
 from .templates import check_overrides
 
@@ -113,6 +115,7 @@ KEYS: dict[str, Key] = {
     "draft_max": Key(int, lo=1, hi=256, default=DRAFT_MAX),
     "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
     "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
+    "dialect": Key(str, dialect.CHOICES, default=dialect.AUTO),  # the English a fix keeps (dialect.py)
     "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(
@@ -228,6 +231,7 @@ class Settings:
     draft_max: int
     keep_bias: float | None
     spelling: bool | None
+    dialect: str
     chunk_tokens: int | None
     n_ctx: int
     threads: int | None
@@ -259,12 +263,12 @@ class Settings:
 
     def engine_options(self, given: EngineOptions | None = None) -> EngineOptions:
         """The engine's options: what the shell gives (its flags; None: the defaults) with
-        these settings' speculate, draft_max, keep_bias and spelling over them."""
+        these settings' speculate, draft_max, keep_bias, spelling and dialect over them."""
         from .jobs import EngineOptions  # the engine loads when a model runs, not for `pedit config`
 
         return replace(
             given or EngineOptions(), speculate=self.speculate, draft_max=self.draft_max,
-            keep_bias=self.keep_bias, spelling=self.spelling,
+            keep_bias=self.keep_bias, spelling=self.spelling, dialect=self.dialect,
         )  # fmt: skip
 
 

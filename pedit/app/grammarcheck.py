@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .dialect import AUTO, resolve
 from .spelling import by_length, prose_spans, spellcheck
 
 # Harper's rules whose first suggestions, each made alone, were right (brought the text
@@ -239,6 +240,7 @@ def suggest(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES)
     return apply(text, kinds_of_changes(text, filename, kinds=kinds))
 
 
-def draft(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES) -> str:
-    """fix's draft: Harper's suggestions, then pyspellchecker's on the words still unknown."""
-    return spellcheck(suggest(text, filename, kinds=kinds), filename)
+def draft(text: str, filename: str, *, kinds: Collection[str] = DEFAULT_RULES, variety: str = AUTO) -> str:
+    """fix's draft: Harper's suggestions, then pyspellchecker's on the words still unknown
+    that the text's variety of English does not spell so (`variety`: dialect.resolve's)."""
+    return spellcheck(suggest(text, filename, kinds=kinds), filename, resolve(variety, text))

@@ -25,7 +25,7 @@ from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
-from . import chunking, confusables, grammarcheck, guard, prefixcache
+from . import chunking, confusables, dialect, grammarcheck, guard, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
 from .linebreaks import keep_line_breaks
@@ -47,6 +47,8 @@ class EngineOptions(EditOptions):
     # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
     # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
     harper: bool = True
+    # the variety of English a fix keeps (dialect.py: "auto" detects it from the file)
+    dialect: str = "auto"
     # with the spelling suggestions, the confusion sets' swaps the model scores likelier
     # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
     confusables: bool = True
@@ -116,7 +118,7 @@ class Job:
         # the model away from the suggestions
         if draft is None and self.spelling and self.keep_bias > 0:
             kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
-            draft = grammarcheck.draft(text, name, kinds=kinds)
+            draft = grammarcheck.draft(text, name, kinds=kinds, variety=self.options.dialect)
         return EditRequest(
             text,
             instruction,
@@ -157,13 +159,15 @@ class Job:
         kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
         taken = confusables.chosen(req.text, swaps, got.deltas)
         if taken:
-            draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds)
+            draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds,
+                                       variety=self.options.dialect)  # fmt: skip
             req = replace(req, draft=None if draft == req.text else draft)
         likely = confusables.chosen(
             req.text, swaps, got.deltas, min(confusables.GUESS, confusables.THRESHOLD)
         )
         if likely != taken:  # the swaps the model probably makes too: the speculative draft's
-            guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds)
+            guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds,
+                                       variety=self.options.dialect)  # fmt: skip
             req = replace(req, guess=guess)
         return req, got
 
@@ -254,8 +258,10 @@ class Job:
             raise UsageError(f"{req.filename}: {exc}") from None
         if kind == "rewrite":
             guard.incomplete(req.filename, req.text, fin, self.force)
-            if self.template.keeps_lines:
-                fin = replace(fin, text=keep_line_breaks(req.text, fin.text))
+            if self.template.keeps_lines:  # a fix keeps the file's layout and its English
+                text = keep_line_breaks(req.text, fin.text)
+                text = dialect.keep_words(req.text, text, dialect.resolve(self.options.dialect, req.text))
+                fin = replace(fin, text=text)
         return fin
 
     def rewrite(

@@ -11,6 +11,10 @@ Only prose is touched: in Markdown not fenced code, inline code, URLs or HTML ta
 reStructuredText not literal blocks (after a line ending in "::"), directives or
 ``literals``; in code only comments and docstrings (and other strings). Words with a
 capital letter after the first, digits or underscores are left alone (identifiers).
+
+With a variety of English (dialect.py), a word Harper's speller accepts in it is never
+corrected: "behaviour" stays in a British text, "runtime" and "versioning" (unknown to
+pyspellchecker) in any.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import io
 import re
 import tokenize
 from functools import cache, lru_cache
+
+from . import dialect
 
 _WORD = re.compile(r"(?<![\w'`/.@-])[A-Za-z][a-z]+(?:'[a-z]+)?(?![\w`/@-])")
 _MD_SKIP = re.compile(r"`[^`\n]*`|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")
@@ -107,12 +113,19 @@ def checker():
     return SpellChecker()
 
 
-def spellcheck(text: str, filename: str) -> str:
-    """`text` with every unknown prose word replaced by pyspellchecker's top correction."""
+def spellcheck(text: str, filename: str, variety: str | None = None) -> str:
+    """`text` with every unknown prose word replaced by pyspellchecker's top correction;
+    with a `variety` of English (dialect.py), not a word that variety spells so."""
+    spans = prose_spans(text, filename)
+    fixes = {w: _correct(w) for start, end in spans for w in _WORD.findall(text[start:end])}
+    fixes = {w: c for w, c in fixes.items() if c != w}
+    if variety and fixes:
+        right = dialect.accepted({w.lower() for w in fixes}, variety)
+        fixes = {w: c for w, c in fixes.items() if w.lower() not in right}
     out, at = [], 0
-    for start, end in prose_spans(text, filename):
+    for start, end in spans:
         out.append(text[at:start])
-        out.append(_WORD.sub(lambda m: _correct(m.group(0)), text[start:end]))
+        out.append(_WORD.sub(lambda m: fixes.get(m.group(0), m.group(0)), text[start:end]))
         at = end
     out.append(text[at:])
     return "".join(out)

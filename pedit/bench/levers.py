@@ -7,8 +7,9 @@ beside them (`noharper`), the confusion-set swaps the model scores (`noconfusabl
 a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
-time), or whether each run is told which part of the file it is (`partnote`: about 20
-prompt tokens a run; off by default). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+time), whether each run is told which part of the file it is (`partnote`: about 20
+prompt tokens a run; off by default), or the variety of English a fix keeps (`american`:
+always American, as before the file's own was detected). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """
@@ -33,6 +34,7 @@ class Variant:
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
+    dialect: str = "auto"  # the variety of English a fix keeps (app/dialect.py)
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
         return replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note).rewrite(
@@ -63,6 +65,7 @@ VARIANTS: dict[str, Variant] = {
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),
+    "american": Variant(dialect="american"),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 SUGGEST = re.compile(r"sb(-?\d+(?:\.\d+)?)$")  # sb3: β = 3 on a tool's suggestions in the draft

@@ -19,7 +19,8 @@ spacing is judged apart (layout, below).
   ("made worse").
 - Per kind of error (corpus.KINDS): an error's kind is its annotation's (SOURCES.md), a
   collateral change's the one its shape shows (`change_kind`: "an" for "a" is a/an, a
-  word's case alone capital, ...; "other" when none does), so
+  word's case alone capital, a word spelt as another variety of English spells it
+  variety, ...; "other" when none does), so
       recall_k = fixed_k / errors_k,  precision_k = fixed_k / (fixed_k + collateral_k).
 """
 
@@ -28,6 +29,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import asdict, dataclass, field
+
+from ..app import dialect
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
@@ -201,5 +204,20 @@ def change_kind(src: list[str], i1: int, i2: int, new: list[str]) -> str:
             return "apostrophe"
         if a in PREPOSITIONS and b in PREPOSITIONS:
             return "preposition"
+        if _varieties(a, b):
+            return "variety"
         return "word"
     return "other"
+
+
+def _varieties(a: str, b: str) -> bool:
+    """Are a and b one word as two varieties of English spell it (colour, color; grey,
+    gray; demeanour, demeanor)? American spells exactly one of them so, and another
+    variety the other (app/dialect.py's Harper spellers)."""
+    if not (a.isalpha() and b.isalpha()):
+        return False
+    american = dialect.flagged([a, b], "american")
+    if len(american) != 1:
+        return False
+    (theirs,) = american
+    return any(theirs not in dialect.flagged([theirs], name) for name in dialect.NAMES[1:])

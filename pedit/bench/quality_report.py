@@ -176,14 +176,16 @@ def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, d
         return []
     groups = [(title, {t for t, d in tasks.items() if keep(d)}) for title, keep in GROUPS]
     totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in groups}
-    kinds = [k for k in (*KINDS, "word", "layout", "other") if any(k in t for t in totals.values())]
+    shapes = (*KINDS, "word", "variety", "layout", "other")
+    kinds = [k for k in shapes if any(k in t for t in totals.values())]
     lines = [
         "",
         "## Per kind of error",
         "",
         f"`{default}`. An error's kind is its annotation's in SOURCES.md; a change that fixed no error is "
         "counted under the kind its shape shows (an for a: a/an; one word for another, not of a kind "
-        "below: word; the same words spaced or broken otherwise: layout, a line each). Recall: errors of the "
+        "below: word; a word as another variety of English spells it: variety; the same words spaced or "
+        "broken otherwise: layout, a line each). Recall: errors of the "
         "kind fixed; precision: fixed / (fixed + such changes).",
         "",
         "| kind | "

@@ -151,7 +151,7 @@ def main_options(
 
 
 SETTINGS = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
-            "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
+            "dialect", "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
 
 
 def _run(command: str, given: dict, *, data: bool = False) -> None:
@@ -205,7 +205,8 @@ COMMON = [
     ("system", o.System, None), ("max_tokens", o.MaxTokens, None), ("temperature", o.Temperature, 0.0),
     ("top_k", o.TopK, 0), ("top_p", o.TopP, 1.0), ("seed", o.Seed, 0), ("keep_bias", o.KeepBias, None),
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),
-    ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None), ("coalesce", o.Coalesce, True),
+    ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None), ("dialect", o.Dialect, None),
+    ("coalesce", o.Coalesce, True),
     ("prompt_cache", o.PromptCache, True),
     ("schema", o.Schema, None), ("regex", o.Regex, None), ("grammar", o.Grammar, None),
     ("json_grammar", o.JsonGrammar, True),
@@ -273,7 +274,7 @@ _command(
 )
 
 
-EXTRACT_OMITS = ("regex", "grammar", "json_grammar", "keep_bias", "spelling", "schema")
+EXTRACT_OMITS = ("regex", "grammar", "json_grammar", "keep_bias", "spelling", "dialect", "schema")
 _command(
     "extract",
     """Print the data in each of FILES as JSON valid against a schema.

@@ -15,6 +15,7 @@ from typing import Annotated
 import click
 import typer
 
+from ..app.dialect import CHOICES
 from ..app.machine import CPUS
 from ..errors import UsageError
 
@@ -283,6 +284,18 @@ DraftMax = Annotated[
         max=256,
         help="Most draft tokens verified in one pass. [default: 255]",
         rich_help_panel=SPECULATION,
+    ),
+]
+Dialect = Annotated[
+    str | None,
+    typer.Option(
+        "--dialect",
+        click_type=click.Choice(CHOICES),
+        help="The variety of English a fix keeps: a word right in it is never corrected into "
+        "another's spelling (colour, organised, demeanour). auto: detected from the file's words. "
+        "[default: auto]",
+        rich_help_panel=SPECULATION,
+        show_default=False,
     ),
 ]
 Spelling = Annotated[
