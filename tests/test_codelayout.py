@@ -68,3 +68,35 @@ def test_only_comments_and_strings_change(lines, spaces, fix):
     expected = "".join(f"v = {code}  # {word}\ns = '{word}'\n" for code, word in fixed)
     assert keep_code_layout("x.py", source, answer) == expected
     assert keep_code_layout("x.py", source, source) == source
+
+
+def test_the_cli_writes_the_file_s_code_and_english_with_the_answer_s_fixes(tmp_path, monkeypatch):
+    """`pedit fix` end to end on a model whose answer re-spaces the code and respells a
+    British word: the file keeps both, and gets the fixes."""
+    from typer.testing import CliRunner
+
+    from pedit import models
+    from pedit.cli.app import app
+    from scripted import Answering
+
+    code = tmp_path / "limit.py"
+    code.write_text(SOURCE)
+    answer = SOURCE.replace("Retrun the the", "Return the").replace("n//d", "n // d").replace(
+        "q0+a*q1", "q0 + a * q1"
+    )
+    monkeypatch.setattr(models, "load", lambda *a, **k: Answering(answer))
+    result = CliRunner().invoke(app, ["fix", str(code), "-y", "-b", "reference", "--speculate", "off"])
+    assert result.exit_code == 0, result.stderr
+    assert code.read_text() == SOURCE.replace("Retrun the the", "Return the")
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("The colour of teh centre was grey.\n")
+    respelt = "The color of the center was gray.\n"
+    monkeypatch.setattr(models, "load", lambda *a, **k: Answering(respelt))
+    result = CliRunner().invoke(app, ["fix", str(notes), "-y", "-b", "reference", "--speculate", "off"])
+    assert result.exit_code == 0, result.stderr
+    assert notes.read_text() == "The colour of the centre was grey.\n"
+    result = CliRunner().invoke(
+        app, ["fix", str(notes), "-y", "-b", "reference", "--speculate", "off", "--dialect", "american"]
+    )
+    assert notes.read_text() == respelt

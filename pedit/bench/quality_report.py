@@ -271,12 +271,15 @@ def _refactor_table(by: dict, tasks: list[str], configs: list[str]) -> list[str]
 
 _HOW = """## How it is scored
 
-- Texts are compared as tokens: a word, or one punctuation mark; whitespace is ignored.
+- Texts are compared as tokens: a word, or one punctuation mark; whitespace is judged
+  apart: a line whose words the output kept but not their spacing or line breaks, and a
+  blank line added or removed, is a wrong change (kind "layout").
 - **fix score** = 1 − d(output, correct) / d(input, correct), d the token edit distance:
   1 is a perfect fix, 0 no change, below 0 **made worse**. The mean is over the files.
 - **recall**: the introduced errors (SOURCES.md) fixed, over all errors. An error is fixed
   when the output reads as the correct text between the nearest unchanged tokens around it.
-- **precision**: errors fixed / (errors fixed + tokens changed that fix no error).
+- **precision**: errors fixed / (errors fixed + tokens changed that fix no error + lines
+  whose layout changed).
 - **F0.5** weighs precision twice as much as recall (grammatical error correction practice);
   the table gives the mean over the files.
 - **refused**: pedit would not write the answer (it is not a whole rewrite, or the write
@@ -301,6 +304,8 @@ _HOW = """## How it is scored
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
   check fails (no second run, no exact rename written in its place); `+partnote` each
   run of a file cut in runs told which part it is (about 20 prompt tokens a run);
+  `+american` a fix that keeps American English whatever the file's variety (as before
+  the variety was detected: `--dialect american`);
   `+whole` the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
   tokens) at a time. Variants run in a separate group are timed in another process:
   compare their seconds with care.
