@@ -81,8 +81,10 @@ def test_the_cli_writes_the_file_s_code_and_english_with_the_answer_s_fixes(tmp_
 
     code = tmp_path / "limit.py"
     code.write_text(SOURCE)
-    answer = SOURCE.replace("Retrun the the", "Return the").replace("n//d", "n // d").replace(
-        "q0+a*q1", "q0 + a * q1"
+    answer = (
+        SOURCE.replace("Retrun the the", "Return the")
+        .replace("n//d", "n // d")
+        .replace("q0+a*q1", "q0 + a * q1")
     )
     monkeypatch.setattr(models, "load", lambda *a, **k: Answering(answer))
     result = CliRunner().invoke(app, ["fix", str(code), "-y", "-b", "reference", "--speculate", "off"])
@@ -99,4 +101,5 @@ def test_the_cli_writes_the_file_s_code_and_english_with_the_answer_s_fixes(tmp_
     result = CliRunner().invoke(
         app, ["fix", str(notes), "-y", "-b", "reference", "--speculate", "off", "--dialect", "american"]
     )
+    assert result.exit_code == 0, result.stderr
     assert notes.read_text() == respelt

@@ -17,15 +17,17 @@ American, "color" in British). With F_d the document's words that variety d flag
     spelling   a word the variety accepts is never a spelling correction's (spelling.py:
                pyspellchecker's corrections are only of words Harper flags too)
     keep_words where the answer replaced one word by another that the variety flags, the
-               first right in it ("demeanour" -> "demeanor" in a Canadian text, "colour"
-               -> "color" in a British one), the first is put back: a fix never writes a
-               word misspelt in the document's own English over one that was right
+               first right in it ("colour" -> "color" or "grey" -> "gray" in a British
+               text; Harper's British and Canadian accept "demeanor" too), the first is
+               put back: a fix never writes a word misspelt in the document's own English
+               over one that was right
 
 `--dialect` and the `dialect` config key force a variety ("auto": detect).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 from collections.abc import Iterable
@@ -89,8 +91,6 @@ def keep_words(source: str, output: str, name: str) -> str:
     flags the new one."""
     if source == output:
         return output
-    import difflib
-
     a, b = list(_WORD.finditer(source)), list(_WORD.finditer(output))
     ops = difflib.SequenceMatcher(None, [m.group(0) for m in a], [m.group(0) for m in b], autojunk=False)
     pairs = [pair for tag, i1, i2, j1, j2 in ops.get_opcodes() if tag == "replace" and i2 - i1 == j2 - j1
