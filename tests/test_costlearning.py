@@ -102,6 +102,27 @@ def test_runs_refine_the_cache_entry_and_processes_add_up(tmp_path):
     assert CostModel.from_json(entry.read_text()) == BASE  # the base stays what was measured
 
 
+def test_a_slow_run_does_not_price_the_next_ones(tmp_path):
+    """A run whose wide passes took twice their time (other work on the cores) adds SEEN
+    passes at its median, however many it made: after two runs at the right price the
+    size stays priced as they ran."""
+    backend = open_backend("reference")
+
+    def run(seconds: float, passes: int) -> CostModel:
+        cost = calibration.cached(backend, "m", tmp_path, lambda b: BASE)
+        for i in range(passes):
+            cost.log.add(40, 256, seconds + i * 1e-4)
+        calibration.keep(cost)
+        return cost
+
+    run(0.2, 5)
+    run(0.2, 9)
+    run(0.5, 4 * KEEP)  # a polluted run: many passes, all slow
+    again = calibration.cached(backend, "m", tmp_path, lambda b: pytest.fail("measured again"))
+    assert again.log.seen[40] == [pytest.approx(x) for x in [0.2002] * SEEN + [0.2004] * SEEN + [0.50315] * SEEN]
+    assert again.seconds[again.sizes.index(40)] == pytest.approx(0.2004)
+
+
 @pytest.mark.parametrize("seen", ['{"8": "x"}', '{"x": [0.1]}', '{"8": [-1.0]}', "[1]", '{"8": [1]}'])
 def test_passes_of_another_shape_are_dropped_and_the_base_kept(tmp_path, seen):
     backend = open_backend("reference")
@@ -166,8 +187,10 @@ def test_a_command_keeps_its_passes_for_the_next_one(tmp_path, monkeypatch, isol
 
     first = run()
     assert first and all(n > 1 for n in first)
-    second = run()  # the same passes again: each size's log grows by what it made, up to KEEP
+    second = run()  # the same passes again: each size's log grows by what the run made,
+    # as at most SEEN passes at their median (a run made n passes of a size: min(n, SEEN))
     assert {n: len(ts) for n, ts in second.items()} == {n: min(2 * len(ts), KEEP) for n, ts in first.items()}
+    assert all(len(ts) <= SEEN and len(set(ts)) == 1 for ts in first.values())
 
 
 class Clocked:

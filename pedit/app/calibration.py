@@ -20,12 +20,13 @@ import hashlib
 import json
 import math
 import platform
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__, models
 from ..backends import Backend
-from ..engine.costmodel import KEEP, CostModel, Passes, measure
+from ..engine.costmodel import KEEP, SEEN, CostModel, Passes, measure
 from ..models.cachefile import warn_stderr, write_cache_file
 from .machine import usable_cpus
 
@@ -109,7 +110,12 @@ def _seen(text: str) -> dict[int, list[float]]:
 
 def keep(cost: CostModel | None, warn=warn_stderr) -> None:
     """Write the passes this process logged into its cost model's entry, with the ones
-    another process wrote there meanwhile (the latest costmodel.KEEP per size)."""
+    another process wrote there meanwhile (the latest costmodel.KEEP per size).
+
+    A run counts as at most SEEN passes of a size, each its median: one run can price a
+    size for the next, but no run outweighs the others. A run timed while other work shared
+    the cores (its wide passes twice their price, measured) would otherwise fill a size's
+    KEEP with its own passes and price the next runs by them."""
     log = cost.log if cost is not None else None
     if log is None or not log.added or not log.key:
         return
@@ -118,8 +124,11 @@ def keep(cost: CostModel | None, warn=warn_stderr) -> None:
         seen = _seen(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         seen = {}
+    ran: dict[int, list[float]] = {}
     for rows, t0 in log.added:
-        seen.setdefault(rows, []).append(t0)
+        ran.setdefault(rows, []).append(t0)
+    for rows, ts in ran.items():
+        seen.setdefault(rows, []).extend([statistics.median(ts)] * min(len(ts), SEEN))
     entry = json.loads(log.base.to_json()) | {"seen": {str(n): ts[-KEEP:] for n, ts in sorted(seen.items())}}
     try:
         write_cache_file(path, json.dumps(entry))
