@@ -35,8 +35,13 @@ from pedit.models import load
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
 
+ARTICLES = ("a", "an", "the")
+
+
 def corrections(text: str, ref: str) -> dict[int, str]:
-    """{offset of a word in text: the word the correct text has there}, one word for one."""
+    """{offset of a word in text: the word the correct text has there}, one word for one;
+    an article the correct text puts before a word: "the " (as confusables' Swap has it)
+    at that word's offset; an article it leaves out: "" at the article's offset."""
     a = [(m.start(), m.group()) for m in _WORD.finditer(text)]
     b = [m.group() for m in _WORD.finditer(ref)]
     out = {}
@@ -44,7 +49,14 @@ def corrections(text: str, ref: str) -> dict[int, str]:
     for tag, i1, i2, j1, j2 in ops:
         if tag == "replace" and i2 - i1 == j2 - j1:
             out.update({a[i][0]: b[j] for i, j in zip(range(i1, i2), range(j1, j2), strict=True)})
+        elif tag == "insert" and j2 - j1 == 1 and b[j1].lower() in ARTICLES and i1 < len(a):
+            out[a[i1][0]] = b[j1] + " "
+        elif tag == "delete" and i2 - i1 == 1 and a[i1][1].lower() in ARTICLES:
+            out[a[i1][0]] = ""
     return out
+
+
+KINDS = {"set": "confusion set", "number": "number", "article": "article"}
 
 
 def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
@@ -64,7 +76,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):
                 right = fixes.get(at + w.start) == w.replacement
-                kind = "confusion set" if w.word.lower() in confusables.ALTERNATIVES else "number"
+                kind = KINDS[w.kind]
                 group = "heldout" if t.heldout else "tuning"
                 did = made.get(at + w.start) == w.replacement
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf, did))
@@ -116,7 +128,7 @@ def main() -> None:
         f"\n{len(rows)} swaps; skipped by the prefilter: {sum(r[4] is None for r in rows)} "
         f"({sum(r[4] is None and r[5] for r in rows)} of them right)\n"
     )
-    for title, kind in (("all swaps", None), ("confusion sets", "confusion set"), ("number", "number")):
+    for title, kind in (("all swaps", None), *((k, k) for k in KINDS.values())):
         print(f"\n{title}:\n")
         thresholds([r for r in rows if kind is None or r[6] == kind])
     if "--all" in sys.argv:

@@ -27,10 +27,29 @@ FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 
 def test_every_member_of_a_set_in_the_prose_is_a_candidate_once_per_other_member():
     text = "Their cat was to big.\n\n```\nto = their\n```\n\nIT'S `its` fine, its fine.\n"
-    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", number=False)]
+    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", False, False)]
     assert got == [("Their", "There"), ("Their", "They're"), ("was", "were"), ("to", "too"), ("its", "it's")]
-    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", number=True)]
+    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", True, False)]
     assert [x for x in number if x not in got] == [("cat", "cats"), ("fine", "fines"), ("fine", "fines")]
+
+
+def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of_its_own():
+    """Issue 39 item 4, a dropped article: "the" and "a"/"an" before a word that follows
+    no determiner, number or possessive and is no closed-class word itself, never at a
+    sentence's start; taken only above ARTICLE_THRESHOLD, whatever the threshold asked."""
+    text = "We obtain copy of such code from Python library. Cats sat on a mat in John's house.\n"
+    swaps = candidates(text, "a.md", number=False)
+    assert all(s.kind == "article" and s.start == s.end for s in swaps)
+    assert [(text[s.start :].split()[0], s.replacement) for s in swaps] == [
+        ("obtain", "the "), ("obtain", "an "), ("copy", "the "), ("copy", "a "), ("Python", "the "),
+        ("Python", "a "), ("library.", "the "), ("library.", "a "), ("sat", "the "), ("sat", "a "),
+        ("John's", "the "), ("John's", "a "),
+    ]  # fmt: skip
+    assert apply(text, [swaps[3]]) == text.replace("obtain copy", "obtain a copy")
+    below = [confusables.ARTICLE_THRESHOLD - 0.1 if s.replacement == "a " else None for s in swaps]
+    assert chosen(text, swaps, below, threshold=0.0) == []
+    above = [confusables.ARTICLE_THRESHOLD + 0.1 if s.replacement == "a " else None for s in swaps]
+    assert chosen(text, swaps, above) == [s for s in swaps if s.replacement == "a "]
 
 
 def test_a_swap_keeps_the_rest_and_one_word_takes_one_swap():
@@ -87,21 +106,21 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
     keep-bias and suggestion bias."""
     job = Job(reference, BUILTIN["fix"], None, EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80))
     threshold, guess = thresholds
-    old = confusables.THRESHOLD, confusables.GUESS
-    confusables.THRESHOLD, confusables.GUESS = thresholds
+    old = confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD
+    confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD = (*thresholds, threshold)
     try:
         req = job.request(text, "a.md")
         scored, got = job.scored(req)
         events = list(job._events(scored, "rewrite", True))  # the run as run_one makes it
     finally:
-        confusables.THRESHOLD, confusables.GUESS = old
+        confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD = old
     out = drain(events)
     # the scoring read the whole prompt (a second sequence for the swaps): the rewrite reads
     # its last token only
     assert got is not None and events[0].reused == events[0].prompt_tokens - 1
     if threshold < -20:  # every scored swap goes in: the draft differs from the file's own
         assert scored.draft not in (None, req.draft)
-    if threshold > 20:  # none goes into the draft, every one into the guess
+    if threshold > 20:  # none goes into the draft, every one but an article into the guess
         assert scored.draft == req.draft and scored.guess not in (None, req.draft)
     reference.truncate(0)
     plain = drain(
@@ -124,6 +143,7 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
 def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypatch):
     monkeypatch.setattr(confusables, "THRESHOLD", -1e9)  # every swap the model reads goes in
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))
+    monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
     job = Job(reference, BUILTIN["fix"], None, EngineOptions())
     text = "I lived their, it was recieved.\n"
     req = job.request(text, "a.md")
@@ -147,6 +167,7 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     swap windows are the tools' passes, its reading of the prompt (which the rewrite then
     finds in the cache) is the prompt's, and every pass is among forward_passes."""
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))  # every swap read
+    monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
     text = TEXTS[0]
     job = Job(reference, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=80, prompt_cache=False))
     req = job.request(text, "a.md")

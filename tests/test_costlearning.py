@@ -119,7 +119,8 @@ def test_a_slow_run_does_not_price_the_next_ones(tmp_path):
     run(0.2, 9)
     run(0.5, 4 * KEEP)  # a polluted run: many passes, all slow
     again = calibration.cached(backend, "m", tmp_path, lambda b: pytest.fail("measured again"))
-    assert again.log.seen[40] == [pytest.approx(x) for x in [0.2002] * SEEN + [0.2004] * SEEN + [0.50315] * SEEN]
+    medians = [0.2002] * SEEN + [0.2004] * SEEN + [0.50315] * SEEN
+    assert again.log.seen[40] == [pytest.approx(x) for x in medians]
     assert again.seconds[again.sizes.index(40)] == pytest.approx(0.2004)
 
 

@@ -50,6 +50,21 @@ THRESHOLD = 3.0  # nats: e^3 ≈ 20 times likelier
 GUESS = 2.0
 NUMBER = True  # a word's other number ("take" <-> "takes") is a candidate too
 NUMBER_PREFILTER = 0.0  # nats (Swap.prefilter)
+# An article put in before a word that follows no determiner ("contains core classes" ->
+# "contains the core classes"): candidates too, read only where the model, reading up to
+# there, already prefers the article by far, and taken above a threshold of their own. Measured
+# by `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
+# scored 9.9, 8.4 and 1.8 nats, the wrong ones up to 5.5 (a model likes articles), so
+# ARTICLE_THRESHOLD is the middle of that gap; held out, it takes 1 right (7.2) and no
+# wrong one (the highest 3.4). An article taken out was tried too and dropped: right
+# ones scored 10.2 and 9.8, wrong ones 11.5, 11.3, 10.0 and 7.9 (the doubled "a a" is
+# Harper's).
+ARTICLES = True
+# nats (Swap.prefilter): read only where the article's first token is 4 nats likelier than
+# the word's; the right ones taken were 5.9 and 6.5 likelier on the tuning tasks, and a
+# window read costs a pass's rows (most of the wrong ones are 0 to 4 likelier)
+ARTICLE_PREFILTER = -4.0
+ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones score 2 to 5
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 
 ALTERNATIVES: dict[str, tuple[str, ...]] = {}
@@ -67,25 +82,33 @@ class Swap:
     end: int
     word: str
     replacement: str
-    kind: str = "set"  # "set": a confusion set's; "number": the word's other number
+    # "set": a confusion set's; "number": the word's other number; "article": an article
+    # put in (start == end: before the word)
+    kind: str = "set"
 
     @property
     def prefilter(self) -> float:
         """How much less likely (nats) its first token may be, reading up to it, and still
         be scored (likelihood.PREFILTER): a number swap only where the model already
         prefers it there (a verb's number follows its subject, which comes first)."""
-        return NUMBER_PREFILTER if self.kind == "number" else likelihood.PREFILTER
+        return {"number": NUMBER_PREFILTER, "article": ARTICLE_PREFILTER}.get(self.kind, likelihood.PREFILTER)
 
 
-def candidates(text: str, filename: str, number: bool = NUMBER) -> list[Swap]:
+def candidates(text: str, filename: str, number: bool = NUMBER, articles: bool = ARTICLES) -> list[Swap]:
     """Every member of a set in the prose of `text`, once per other member, and (`number`)
     every other word whose -s form or stem is a word too ("take" <-> "takes", "teach" <->
     "teaches", "fly" <-> "flies": a verb's number, or a noun's), in text order; the case of
-    its first letter kept (a word in capitals is left alone)."""
+    its first letter kept (a word in capitals is left alone). With `articles`, the
+    articles of `_articles` too."""
     out = []
     for a, b in prose_spans(text, filename):
+        last = None  # the word before
         for m in _WORD.finditer(text, a, b):
             word = m.group()
+            if articles:  # the word before, if nothing between them ends a sentence or clause
+                gap = text[last.end() : m.start()] if last else "."
+                out += _articles(text, None if _BREAK.search(gap) else last, m)
+            last = m
             if word.isupper() and len(word) > 1:
                 continue
             low = word.lower()
@@ -98,17 +121,53 @@ def candidates(text: str, filename: str, number: bool = NUMBER) -> list[Swap]:
     return out
 
 
+def _articles(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
+    """The article swaps at word `m`, `before` the word before it in its sentence (None at
+    a sentence's start, where none is proposed): "the", then "a" or "an" (by its first
+    letter), put in before a word that follows neither a determiner nor a number nor a
+    possessive and is itself no determiner, pronoun, preposition or conjunction."""
+    low = m.group().lower()
+    if before is None:
+        return []
+    prev = before.group().lower()
+    if (
+        prev in _DETERMINERS or prev in _CLOSED and prev not in _LEADS or prev.endswith(("'s", "s'"))
+        or low in _DETERMINERS or low in _CLOSED or len(low) < 3 or text[m.start() - 1 : m.start()] != " "
+    ):  # fmt: skip
+        return []
+    a = "an" if low[0] in "aeiou" else "a"
+    return [Swap(start=m.start(), end=m.start(), word="", replacement=f"{x} ", kind="article")
+            for x in ("the", a)]  # fmt: skip
+
+
+_ARTICLES = frozenset(("a", "an", "the"))
+_BREAK = re.compile(r"[.!?:;()\[\]`*_\"“”]|\n\s*\n")  # between two words: not one phrase
+# what a noun phrase's article cannot follow (a determiner, a possessive pronoun, a number)
+_DETERMINERS = frozenset(re.findall(r"\w+",
+    "a an the this that these those my your his her its our their whose which what whatever "
+    "some any no every each either neither another such several both all many much few "
+    "one two three four five six seven eight nine ten first second last next",
+))  # fmt: skip
+# words of _CLOSED an article may still follow ("from the library", "with a copy")
+_LEADS = frozenset(re.findall(r"\w+",
+    "after over under upon with from into onto about above below for and but nor yet when "
+    "how why towards besides whereas unless also just only even ever never not perhaps always",
+))  # fmt: skip
+
+
 def chosen(
     text: str, swaps: list[Swap], deltas: list[float | None], threshold: float | None = None
 ) -> list[Swap]:
-    """The swaps the model finds likelier by more than `threshold`, the likeliest one per
-    word; of two number swaps that are close (at most NEAR words apart), the likelier:
-    "the streets takes" scores both "street" and "take", and the two together would break
-    what each one mends. `threshold`: THRESHOLD unless given."""
+    """The swaps the model finds likelier by more than `threshold` (an article by more
+    than ARTICLE_THRESHOLD), the likeliest one per word; of two number swaps that are
+    close (at most NEAR words apart), the likelier: "the streets takes" scores both
+    "street" and "take", and the two together would break what each one mends.
+    `threshold`: THRESHOLD unless given."""
     threshold = THRESHOLD if threshold is None else threshold
     best: dict[int, tuple[float, Swap]] = {}
     for w, d in zip(swaps, deltas, strict=True):
-        if d is not None and d > threshold and d > best.get(w.start, (-1.0, w))[0]:
+        need = ARTICLE_THRESHOLD if w.kind == "article" else threshold
+        if d is not None and d > need and d > best.get(w.start, (-1.0, w))[0]:
             best[w.start] = (d, w)
     out: list[tuple[float, Swap]] = []
     for d, w in sorted(best.values(), key=lambda x: -x[0]):

@@ -52,6 +52,9 @@ class EngineOptions(EditOptions):
     # with the spelling suggestions, the confusion sets' swaps the model scores likelier
     # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
     confusables: bool = True
+    # with them, an article put in or taken out where the model scores it likelier
+    # (confusables._articles): the report's `+noarticles` lever
+    articles: bool = True
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True
@@ -149,7 +152,7 @@ class Job:
             return req, None
         if not self.backend.capabilities.branch:
             return req, None  # a server gives no logits; transformers reads no branch (costly)
-        swaps = confusables.candidates(req.text, req.filename)
+        swaps = confusables.candidates(req.text, req.filename, articles=self.options.articles)
         if not swaps:
             return req, None
         base = build_prompt(self.backend, req).tokens
