@@ -38,7 +38,8 @@ def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of
     no determiner, number or possessive and is no closed-class word itself, never at a
     sentence's start; taken only above ARTICLE_THRESHOLD, whatever the threshold asked."""
     text = "We obtain copy of such code from Python library. Cats sat on a mat in John's house.\n"
-    swaps = candidates(text, "a.md", number=False)
+    assert candidates(text, "a.md", number=False) == []  # off by default (confusables.ARTICLES)
+    swaps = candidates(text, "a.md", number=False, articles=True)
     assert all(s.kind == "article" and s.start == s.end for s in swaps)
     assert [(text[s.start :].split()[0], s.replacement) for s in swaps] == [
         ("obtain", "the "), ("obtain", "an "), ("copy", "the "), ("copy", "a "), ("Python", "the "),
@@ -104,7 +105,8 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
     reading of the prompt only saves the rewrite's prefill: the answer is plain decoding's
     (speculation off, an empty cache) of the request with that draft, under the same
     keep-bias and suggestion bias."""
-    job = Job(reference, BUILTIN["fix"], None, EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80))
+    options = EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80, articles=True)
+    job = Job(reference, BUILTIN["fix"], None, options)
     threshold, guess = thresholds
     old = confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD
     confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD = (*thresholds, threshold)

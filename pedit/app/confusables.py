@@ -51,18 +51,20 @@ GUESS = 2.0
 NUMBER = True  # a word's other number ("take" <-> "takes") is a candidate too
 NUMBER_PREFILTER = 0.0  # nats (Swap.prefilter)
 # An article put in before a word that follows no determiner ("contains core classes" ->
-# "contains the core classes"): candidates too, read only where the model, reading up to
-# there, already prefers the article by far, and taken above a threshold of their own. Measured
-# by `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
+# "contains the core classes"): candidates too when ARTICLES (the report's `+articles`
+# lever, off by default), read only where the model, reading up to there, already prefers
+# the article by far, and taken above a threshold of their own. Measured by
+# `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
 # scored 9.9, 8.4 and 1.8 nats, the wrong ones up to 5.5 (a model likes articles), so
 # ARTICLE_THRESHOLD is the middle of that gap; held out, it takes 1 right (7.2) and no
 # wrong one (the highest 3.4). An article taken out was tried too and dropped: right
 # ones scored 10.2 and 9.8, wrong ones 11.5, 11.3, 10.0 and 7.9 (the doubled "a a" is
-# Harper's).
-ARTICLES = True
-# nats (Swap.prefilter): read only where the article's first token is 4 nats likelier than
-# the word's; the right ones taken were 5.9 and 6.5 likelier on the tuning tasks, and a
-# window read costs a pass's rows (most of the wrong ones are 0 to 4 likelier)
+# Harper's). Off by default because it did not pay, in the quality report's fix tasks
+# (the same run, with and without): 2 more tuning errors fixed (of 5 dropped articles),
+# none held out (the one it scored right the answer did not keep), no wrong change, mean
+# score 0.68 either way, and 18.7 s per file against 16.8 (+11%): prose with few
+# determiners has many places where the model likes "the", each a window read.
+ARTICLES = False
 ARTICLE_PREFILTER = -4.0
 ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones score 2 to 5
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement

@@ -52,9 +52,9 @@ class EngineOptions(EditOptions):
     # with the spelling suggestions, the confusion sets' swaps the model scores likelier
     # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
     confusables: bool = True
-    # with them, an article put in or taken out where the model scores it likelier
-    # (confusables._articles): the report's `+noarticles` lever
-    articles: bool = True
+    # with them, a dropped article put back where the model scores it likelier
+    # (confusables._articles): the report's `+articles` lever, off by default (confusables.ARTICLES)
+    articles: bool = False
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True

@@ -4,7 +4,7 @@ A variant may change the speculation (`plain`: none, the speed baseline whose ou
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
-among them the articles put in or taken out (`noarticles`), how
+among them the dropped articles put back (`articles`, off by default), how
 a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
@@ -32,7 +32,7 @@ class Variant:
     suggest_bias: float | None = None  # β on a tool's suggestions in the draft; None: the command's
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
-    articles: bool = True  # with them, the articles put in or taken out (confusables._articles)
+    articles: bool = False  # with them, the dropped articles put back (confusables._articles)
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
@@ -64,7 +64,7 @@ VARIANTS: dict[str, Variant] = {
     "whole": Variant(chunk_tokens=0),
     "noharper": Variant(harper=False),
     "noconfusables": Variant(confusables=False),
-    "noarticles": Variant(articles=False),
+    "articles": Variant(articles=True),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),
