@@ -59,7 +59,7 @@ def corrections(text: str, ref: str) -> dict[int, str]:
     return out
 
 
-KINDS = {"set": "confusion set", "number": "number", "article": "article"}
+KINDS = {"set": "confusion set", "number": "number", "article": "article", "real": "real word"}
 
 
 def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
@@ -74,7 +74,8 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
         made = corrections(text, outputs[t.id]) if outputs and t.id in outputs else {}
         for piece in job.pieces(text, t.file, "rewrite"):
             req = job.request(piece, t.file)
-            swaps = confusables.candidates(piece, t.file)
+            o = job.options
+            swaps = confusables.candidates(piece, t.file, articles=o.articles, real=o.real_words)
             _, got = job.scored(req)
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):
@@ -111,7 +112,9 @@ def windows(job: Job, sizes: list[int]) -> None:
 def main() -> None:
     backend = load("qwen2.5-coder-1.5b")
     likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions(articles=True))  # off by default, measured here
+    job = Job(
+        backend, BUILTIN["fix"], None, EngineOptions(articles=True, real_words=True)
+    )  # off by default, measured here
     if "--guess" in sys.argv:
         guesses(scored_rows(job, default_outputs()))
         return

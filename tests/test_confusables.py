@@ -53,6 +53,26 @@ def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of
     assert chosen(text, swaps, above) == [s for s in swaps if s.replacement == "a "]
 
 
+def test_a_real_word_error_proposes_the_common_words_one_edit_away():
+    """A word the dictionary knows, swapped for each common known word one edit from it
+    (off by default: confusables.REAL_WORDS); a misspelling is the spelling's."""
+    text = "The preferred from for making modifications, the release off the cat.\n"
+    assert [w for w in candidates(text, "a.md", number=False) if w.kind == "real"] == []
+    got = {
+        (w.word, w.replacement) for w in candidates(text, "a.md", number=False, real=True) if w.kind == "real"
+    }
+    assert {("from", "form"), ("off", "of"), ("The", "They"), ("cat", "can")} <= got
+    assert ("from", "from") not in got and ("cat", "cart") not in got  # "cart": too rare
+    assert confusables._real("recieved") == ()
+    freq = confusables._dictionary().word_frequency
+    assert all(freq[w] >= confusables.REAL_FREQUENCY for w in confusables._real("went"))
+    below = [
+        confusables.REAL_THRESHOLD - 0.1 if w.kind == "real" else None
+        for w in candidates(text, "a.md", real=True)
+    ]
+    assert chosen(text, candidates(text, "a.md", real=True), below, threshold=0.0) == []
+
+
 def test_a_swap_keeps_the_rest_and_one_word_takes_one_swap():
     text = "I lived their two years."
     a = Swap(8, 13, "their", "there")

@@ -55,6 +55,9 @@ class EngineOptions(EditOptions):
     # with them, a dropped article put back where the model scores it likelier
     # (confusables._articles): the report's `+articles` lever, off by default (confusables.ARTICLES)
     articles: bool = False
+    # with them, a word's neighbours at one edit (confusables._real: "from" -> "form"):
+    # the report's `+realwords` lever, off by default (confusables.REAL_WORDS)
+    real_words: bool = False
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True
@@ -152,7 +155,8 @@ class Job:
             return req, None
         if not self.backend.capabilities.branch:
             return req, None  # a server gives no logits; transformers reads no branch (costly)
-        swaps = confusables.candidates(req.text, req.filename, articles=self.options.articles)
+        o = self.options
+        swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
         if not swaps:
             return req, None
         base = build_prompt(self.backend, req).tokens

@@ -4,7 +4,8 @@ A variant may change the speculation (`plain`: none, the speed baseline whose ou
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
-among them the dropped articles put back (`articles`, off by default), how
+among them the dropped articles put back (`articles`, off by default) and a word's
+neighbours at one edit (`realwords`, off by default), how
 a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
@@ -33,6 +34,7 @@ class Variant:
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
     articles: bool = False  # with them, the dropped articles put back (confusables._articles)
+    real_words: bool = False  # with them, a word's neighbours at one edit (confusables._real)
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
@@ -65,6 +67,7 @@ VARIANTS: dict[str, Variant] = {
     "noharper": Variant(harper=False),
     "noconfusables": Variant(confusables=False),
     "articles": Variant(articles=True),
+    "realwords": Variant(real_words=True),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),

@@ -101,7 +101,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     options = EngineOptions(
         speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
         harper=variant.harper, confusables=variant.confusables, articles=variant.articles,
-        intents=variant.intents, retry=variant.retry,
+        real_words=variant.real_words, intents=variant.intents, retry=variant.retry,
         suggest_bias=variant.suggest_bias, dialect=variant.dialect,
     )  # fmt: skip
     job = Job(backend, template, task.instruction or None, options)
