@@ -28,6 +28,7 @@ from ..request import EditRequest
 from . import chunking, confusables, dialect, grammarcheck, guard, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
+from .confusables import ARTICLES, REAL_WORDS
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
 from .templates import Template
@@ -53,11 +54,11 @@ class EngineOptions(EditOptions):
     # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
     confusables: bool = True
     # with them, a dropped article put back where the model scores it likelier
-    # (confusables._articles): the report's `+articles` lever, off by default (confusables.ARTICLES)
-    articles: bool = False
+    # (confusables._articles): the report's `+articles` lever, off by default
+    articles: bool = ARTICLES
     # with them, a word's neighbours at one edit (confusables._real: "from" -> "form"):
-    # the report's `+realwords` lever, off by default (confusables.REAL_WORDS)
-    real_words: bool = False
+    # the report's `+realwords` lever, off by default
+    real_words: bool = REAL_WORDS
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True

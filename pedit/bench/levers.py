@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 
+from ..app.confusables import ARTICLES, REAL_WORDS
 from ..app.jobs import Job, Outcome
 
 
@@ -33,8 +34,8 @@ class Variant:
     suggest_bias: float | None = None  # β on a tool's suggestions in the draft; None: the command's
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
-    articles: bool = False  # with them, the dropped articles put back (confusables._articles)
-    real_words: bool = False  # with them, a word's neighbours at one edit (confusables._real)
+    articles: bool = ARTICLES  # with them, the dropped articles put back (confusables._articles)
+    real_words: bool = REAL_WORDS  # with them, a word's neighbours at one edit (confusables._real)
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
