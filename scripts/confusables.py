@@ -9,7 +9,7 @@ replacement where the file has the word (a word-level alignment of file and corr
     python scripts/confusables.py --windows 10,8,6,5,4   # per window K: swaps taken, the gap
     python scripts/confusables.py --guess    # per Δ: the swaps the default output makes
 
-The dropped articles and the real words (confusables.ARTICLES, REAL_WORDS: off by default)
+The dropped articles and the real words (confusables.ARTICLES: off by default; REAL_WORDS: on)
 are scored too, each as its own kind: ARTICLE_THRESHOLD, ARTICLE_PREFILTER and
 REAL_THRESHOLD come from their rows.
 

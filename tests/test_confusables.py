@@ -27,9 +27,9 @@ FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 
 def test_every_member_of_a_set_in_the_prose_is_a_candidate_once_per_other_member():
     text = "Their cat was to big.\n\n```\nto = their\n```\n\nIT'S `its` fine, its fine.\n"
-    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", False, False)]
+    got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", False, False, real=False)]
     assert got == [("Their", "There"), ("Their", "They're"), ("was", "were"), ("to", "too"), ("its", "it's")]
-    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", True, False)]
+    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", True, False, real=False)]
     assert [x for x in number if x not in got] == [("cat", "cats"), ("fine", "fines"), ("fine", "fines")]
 
 
@@ -38,8 +38,8 @@ def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of
     no determiner, number or possessive and is no closed-class word itself, never at a
     sentence's start; taken only above ARTICLE_THRESHOLD, whatever the threshold asked."""
     text = "We obtain copy of such code from Python library. Cats sat on a mat in John's house.\n"
-    assert candidates(text, "a.md", number=False) == []  # off by default (confusables.ARTICLES)
-    swaps = candidates(text, "a.md", number=False, articles=True)
+    assert candidates(text, "a.md", number=False, real=False) == []  # off by default (ARTICLES)
+    swaps = candidates(text, "a.md", number=False, articles=True, real=False)
     assert all(s.kind == "article" and s.start == s.end for s in swaps)
     assert [(text[s.start :].split()[0], s.replacement) for s in swaps] == [
         ("obtain", "the "), ("obtain", "an "), ("copy", "the "), ("copy", "a "), ("Python", "the "),
@@ -55,9 +55,9 @@ def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of
 
 def test_a_real_word_error_proposes_the_common_words_one_edit_away():
     """A word the dictionary knows, swapped for each common known word one edit from it
-    (off by default: confusables.REAL_WORDS); a misspelling is the spelling's."""
+    (confusables.REAL_WORDS, on by default); a misspelling is the spelling's."""
     text = "The preferred from for making modifications, the release off the cat.\n"
-    assert [w for w in candidates(text, "a.md", number=False) if w.kind == "real"] == []
+    assert [w for w in candidates(text, "a.md", number=False, real=False) if w.kind == "real"] == []
     got = {
         (w.word, w.replacement) for w in candidates(text, "a.md", number=False, real=True) if w.kind == "real"
     }
@@ -166,6 +166,7 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     monkeypatch.setattr(confusables, "THRESHOLD", -1e9)  # every swap the model reads goes in
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))
     monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
+    monkeypatch.setattr(confusables, "REAL_PREFILTER", float("inf"))
     job = Job(reference, BUILTIN["fix"], None, EngineOptions())
     text = "I lived their, it was recieved.\n"
     req = job.request(text, "a.md")

@@ -57,7 +57,7 @@ class EngineOptions(EditOptions):
     # (confusables._articles): the report's `+articles` lever, off by default
     articles: bool = ARTICLES
     # with them, a word's neighbours at one edit (confusables._real: "from" -> "form"):
-    # the report's `+realwords` lever, off by default
+    # on by default; the report's `+norealwords` lever measures it
     real_words: bool = REAL_WORDS
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)

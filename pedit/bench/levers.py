@@ -5,7 +5,7 @@ be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the 
 (`nospell`), the β on the suggestions themselves (`sbB`), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
 among them the dropped articles put back (`articles`, off by default) and a word's
-neighbours at one edit (`realwords`, off by default), how
+neighbours at one edit (`norealwords`: without them), how
 a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar or check;
 `noretry`: one try, refused if its check fails), how the file is cut into runs
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
@@ -68,7 +68,7 @@ VARIANTS: dict[str, Variant] = {
     "noharper": Variant(harper=False),
     "noconfusables": Variant(confusables=False),
     "articles": Variant(articles=True),
-    "realwords": Variant(real_words=True),
+    "norealwords": Variant(real_words=False),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),

@@ -210,7 +210,7 @@ def _levers_section(runs: list[QualityRun], configs: list[str]) -> list[str]:
         return []
     return ["", "## Levers tried", "", "Each variant against the same model without it, over the tasks "
             "the variant ran (what a variant is: [below](#how-it-is-scored)). `nospell`, `noharper`, "
-            "`noconfusables`, `articles`, `realwords` and `whole` change nothing in a refactor, so "
+            "`noconfusables`, `articles`, `norealwords` and `whole` change nothing in a refactor, so "
             "where one of them changed a refactor's answer (\"refactors changed\") it was not the lever: "
             "each run measured its own cost model, drafted and "
             "batched differently, and llama.cpp's batched float numerics flipped a near-tie "
@@ -302,9 +302,9 @@ _HOW = """## How it is scored
   confusion-set swaps the model scored likelier ("their" -> "there", "was" -> "were");
   `+articles` the confusion sets with the dropped articles the model scores likelier
   ("obtain copy" -> "obtain a copy"; off by default: it cost 11% more seconds per fix
-  file for 2 more tuning errors fixed, `pedit/app/confusables.py`); `+realwords` with each
+  file for 2 more tuning errors fixed, `pedit/app/confusables.py`); `+norealwords` without each
   word's common neighbours at one edit the model scores likelier ("the preferred from" ->
-  "form"; off by default);
+  "form");
   `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
   check fails (no second run, no exact rename written in its place); `+partnote` each
