@@ -29,7 +29,7 @@ def test_every_member_of_a_set_in_the_prose_is_a_candidate_once_per_other_member
     text = "Their cat was to big.\n\n```\nto = their\n```\n\nIT'S `its` fine, its fine.\n"
     got = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", False, False, real=False)]
     assert got == [("Their", "There"), ("Their", "They're"), ("was", "were"), ("to", "too"), ("its", "it's")]
-    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", True, False, real=False)]
+    number = [(text[s.start : s.end], s.replacement) for s in candidates(text, "a.md", True, real=False)]
     assert [x for x in number if x not in got] == [("cat", "cats"), ("fine", "fines"), ("fine", "fines")]
 
 
