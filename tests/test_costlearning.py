@@ -43,7 +43,7 @@ def test_a_pass_is_kept_at_the_base_context_and_only_the_latest_count():
     log.add(8, 1256, 0.06)  # 1000 tokens past c0: g(8) = 1e-5 + (1e-4 - 1e-5) * 7 / 63
     assert log.seen[8] == [pytest.approx(0.06 - BASE.slope(8) * 1000)]
     log.add(8, 100, 0.07)  # before c0: as it ran
-    log.add(1, 300, 0.02)  # t(1) is the base's, never a draft run's one-token pass
+    log.add(1, 300, 0.02)  # a one-token pass is t(1)'s only as a plain step (`step`)
     log.add(5, 300, 0.0)
     assert set(log.seen) == {8} and len(log.seen[8]) == 2 and len(log.added) == 2
     for i in range(3 * KEEP):
@@ -59,6 +59,18 @@ def test_a_size_seen_enough_is_priced_as_it_ran_and_the_rest_stays():
     assert model.growth == BASE.growth and model.context == BASE.context and model.log is log
     log.add(8, 256, 0.08)
     assert log.model().seconds[1] == 0.08
+
+
+def test_one_token_is_priced_by_the_steps_that_ran_as_plain_decoding():
+    """t(1), the live line's price of plain decoding, follows the plain steps runs made
+    (timed once by a first run, it would keep that moment's speed for good)."""
+    log = Passes(BASE)
+    for i in range(SEEN - 1):
+        log.step(256 + 1000, 0.012 + i / 1000)  # brought back to c0 by g(1) = 1e-5
+    assert log.model().seconds[0] == BASE.seconds[0]  # too few yet
+    log.step(256, 0.0125)
+    assert log.seen[1] == pytest.approx([0.002, 0.003, 0.0125])
+    assert log.model().seconds[0] == pytest.approx(0.003) and log.model().sizes == BASE.sizes
 
 
 def test_the_prior_is_a_curve_in_units_of_one_token():
@@ -135,7 +147,8 @@ def test_passes_of_another_shape_are_dropped_and_the_base_kept(tmp_path, seen):
 
 
 def test_a_run_logs_each_pass_it_makes():
-    """Every decode pass wider than one row goes into the log, as the backend ran it."""
+    """Every decode pass wider than one row goes into the log, as the backend ran it, and
+    every one-token pass that ran as plain decoding runs (after another)."""
     backend = ScriptedBackend([], 0)
     req = EditRequest(FILE, "Edit it.", "f.txt")
     prompt = build_prompt(backend, req)
@@ -143,9 +156,14 @@ def test_a_run_logs_each_pass_it_makes():
     backend.target = backend.tokenize(EDITS["three edits"] + prompt.fence)
     cost = Passes(CostModel.table({1: 1.0, 8: 3.0, 64: 20.0}, 1e-3)).model()
     fin = list(edit_events(backend, req, EditOptions(speculate="auto", cost=cost)))[-1]
-    wide = [n for n, _ in backend.calls[1:] if n > 1]  # calls[0]: the prefill
-    assert wide and sorted(n for n, _ in cost.log.added) == sorted(wide)
-    assert {n: len(ts) for n, ts in cost.log.seen.items()} == {n: min(wide.count(n), KEEP) for n in set(wide)}
+    sizes = [n for n, _ in backend.calls[1:]]  # calls[0]: the prefill
+    # and each one-token pass right after another (as plain decoding steps), as size 1
+    steps = [n for n, m in zip(sizes[1:], sizes) if n == m == 1]
+    logged = [n for n in sizes if n > 1] + steps
+    assert steps and len(logged) > len(steps) and sorted(n for n, _ in cost.log.added) == sorted(logged)
+    assert {n: len(ts) for n, ts in cost.log.seen.items()} == {
+        n: min(logged.count(n), KEEP) for n in set(logged)
+    }
     assert fin.text == EDITS["three edits"]
 
 
@@ -187,7 +205,7 @@ def test_a_command_keeps_its_passes_for_the_next_one(tmp_path, monkeypatch, isol
         return calibration._seen(entry.read_text())
 
     first = run()
-    assert first and all(n > 1 for n in first)
+    assert first
     second = run()  # the same passes again: each size's log grows by what the run made,
     # as at most SEEN passes at their median (a run made n passes of a size: min(n, SEEN))
     assert {n: len(ts) for n, ts in second.items()} == {n: min(2 * len(ts), KEEP) for n, ts in first.items()}

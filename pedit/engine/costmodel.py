@@ -143,19 +143,32 @@ class Passes:
     (the rows a pass read), the latest KEEP eval times, each brought back to the base
     model's context c0 by its growth,
         t0 = t - g(n) * max(0, c - c0)
-    The refined price of a size seen at least SEEN times is the median of its t0; t(1)
-    stays the base's, timed as plain decoding runs (a one-token pass between draft passes,
-    right after a roll-back, is slower, and plain decoding's price must not take it:
-    decode.Tracker prices the live speedup's plain decoding with it). `key` is where the
+    The refined price of a size seen at least SEEN times is the median of its t0. t(1)
+    prices the live speedup's plain decoding (decode.Tracker), so it learns only from
+    passes that ran as plain decoding runs (`step`): one token, right after a one-token
+    pass that rolled nothing back. A one-token pass between draft passes, right after a
+    roll-back, is slower, and plain decoding's price must not take it. Until then t(1) is
+    the base's, timed once by a first run, and a machine whose speed drifts by 10% within
+    minutes would have the live line over- or under-state by as much. `key` is where the
     shell keeps them (calibration.py), opaque here."""
 
     def __init__(self, base: CostModel, seen: dict[int, list[float]] | None = None, key: str = ""):
         self.base, self.key = base, key
-        self.seen = {n: list(ts)[-KEEP:] for n, ts in (seen or {}).items() if n > 1}
+        self.seen = {n: list(ts)[-KEEP:] for n, ts in (seen or {}).items() if n >= 1}
         self.added: list[tuple[int, float]] = []  # (n, t0) of this process's passes
 
     def add(self, rows: int, at: int, seconds: float) -> None:
-        if rows < 2 or not 0 < seconds < math.inf:
+        """A pass over `rows` > 1 tokens after `at` cached ones (a one-token pass: `step`)."""
+        if rows > 1:
+            self._log(rows, at, seconds)
+
+    def step(self, at: int, seconds: float) -> None:
+        """A one-token pass that ran as plain decoding runs (after another, nothing rolled
+        back): what t(1) learns from."""
+        self._log(1, at, seconds)
+
+    def _log(self, rows: int, at: int, seconds: float) -> None:
+        if not 0 < seconds < math.inf:
             return
         t0 = seconds - self.base.slope(rows) * max(0, at - self.base.context)
         if t0 > 0:

@@ -159,6 +159,7 @@ class Tracker:
         self.sizes: dict[int, int] = {}  # passes by the rows they read
         self.inside = 0.0  # seconds of those passes inside the backend's eval
         self.rejections, self.rejected_seconds = 0, 0.0  # passes that rejected drafts; their rows' cost
+        self._single = False  # the last pass read one token and drafted none
 
     def step(
         self,
@@ -193,8 +194,12 @@ class Tracker:
             self.by_drafter[source] = self.by_drafter.get(source, 0) + accepted
         if k == 0:
             bisect.insort(self._plain, seconds)
+        single = rows == 1 and k == 0 and inside is not None  # as plain decoding steps
         if self.cost is not None and self.cost.log is not None and inside is not None:
             self.cost.log.add(rows, at, inside)  # what this size really costs, for the next run
+            if single and self._single:  # after another: nothing rolled back in between
+                self.cost.log.step(at, inside)
+        self._single = single
         if self.cost is not None:
             # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
             # linear in the context: the middle one's price is their mean)
