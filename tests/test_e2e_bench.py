@@ -73,7 +73,10 @@ def test_goals_are_the_medians_ratios():
     # a: plain 20 / pedit 11 = 1.82x; b: 1.4x; median 1.61x
     assert goals["default commands end to end"] == ("1.61x (from 1.40x to 1.82x)", True)
     assert goals["end to end"] == ("1.36x (from 1.36x to 1.36x)", False)  # lookup 15 / 11
+    assert goals["every task end to end"] == ("worst 1.40x (b)", True)
     assert goals["prompt tokens read per command"] == ("worst 1.30x (b), median 1.15x", False)
+    # b's pedit wrote another output than plain's "y": the same on 1 task of 2
+    assert goals["pedit's output the same as plain decoding's, every round, on"] == ("1 of 2 = 50%", False)
     # the first warm-up is a new user's first command: against the task's later runs' median
     first = "a new user's first command (a, empty cache) within 1.5x of a later one"
     assert goals[first] == ("99.0 / 11.0 s = 9.00x", False)
@@ -83,7 +86,7 @@ def test_goals_are_the_medians_ratios():
     # runs from before the tools' reads were kept apart: "–" for them (they are in the prompt's time)
     row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / – / 3.0 | 100 / 100 = 1.00x | – | – |"
     assert row in text
-    assert "same output as plain decoding on 1 of 2 tasks" in text
+    assert "same output as plain decoding in every round on 1 of 2 tasks; on b, 1 of 1 rounds differ" in text
 
 
 def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_the_measure():
