@@ -158,7 +158,7 @@ def test_a_run_logs_each_pass_it_makes():
     fin = list(edit_events(backend, req, EditOptions(speculate="auto", cost=cost)))[-1]
     sizes = [n for n, _ in backend.calls[1:]]  # calls[0]: the prefill
     # and each one-token pass right after another (as plain decoding steps), as size 1
-    steps = [n for n, m in zip(sizes[1:], sizes) if n == m == 1]
+    steps = [n for n, m in zip(sizes[1:], sizes[:-1], strict=True) if n == m == 1]
     logged = [n for n in sizes if n > 1] + steps
     assert steps and len(logged) > len(steps) and sorted(n for n, _ in cost.log.added) == sorted(logged)
     assert {n: len(ts) for n, ts in cost.log.seen.items()} == {
