@@ -78,8 +78,9 @@ ARTICLES = False
 # (`pedit bench --quality --configs qwen2.5-coder-1.5b,qwen2.5-coder-1.5b+realwords --tasks
 # prose-,md-,rst-,-fix,nat-`, AMD EPYC, 2026-11-27): mean 0.68 -> 0.71, recall 69% -> 72%,
 # precision 92% -> 94%, natural errors held out 59% -> 65% at 96%, no file made worse, 18.1
-# -> 19.3 s per file. On by default; the report's `+norealwords` lever measures it against
-# the default without it.
+# -> 19.3 s per file. On by default since; docs/quality.md's `+norealwords` row, with every
+# other lever measured against it (AMD EPYC, 2026-11-27): 0.70 -> 0.67 without, 17.6 s per
+# file without against 18.9 with.
 REAL_WORDS = True
 REAL_FREQUENCY = 20_000
 REAL_PREFILTER = -4.0  # nats (Swap.prefilter)
