@@ -17,6 +17,7 @@ from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.drafters.compose import Composite
 from pedit.engine.edit import EditOptions, edit_events
+from pedit.engine.keepbias import suggested
 from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
 from pedit.engine.prompt import FenceStream, build_prompt
 from pedit.engine.sampling import Sampling
@@ -184,9 +185,10 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     suggest=st.sampled_from(["none", "spelling", "harper", "rename"]),
     suggest_bias=st.sampled_from([None, 0.0, 4.0, -2.0]),
     guess=st.sampled_from(["none", "swaps", "other"]),
+    deletions=st.booleans(),
 )
 def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
-    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias, guess
+    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias, guess, deletions
 ):
     """Also with a draft that is not the file, from every tool that drafts (fix's
     spelling and grammar suggestions, spelling.py and grammarcheck.py; refactor's exact
@@ -210,7 +212,8 @@ def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
         "other": TEXTS[(TEXTS.index(text) + 1) % len(TEXTS)],
     }[guess]
     req = EditRequest(source, "Fix the grammar.", name, draft=draft, guess=guessed)
-    common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias}
+    common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias,
+              "suggest_deletions": deletions}  # fmt: skip
     plain = last(edit_events(backend, req, EditOptions(speculate="off", **common)))
     spec = last(
         edit_events(
@@ -255,6 +258,18 @@ def test_a_large_keep_bias_writes_the_draft_when_it_is_not_the_file():
             last(edit_events(backend, req, EditOptions(speculate=speculate, keep_bias=1e4, cost=FLAT))).text
             == draft
         )
+
+
+def test_a_deletion_marks_the_token_after_it_only_when_asked():
+    """A tool's deletion ("reasons reasons" -> "reasons") changes no draft token: with
+    `deletions` the token after it carries the suggestion's β; a replacement's tokens
+    always do, an insertion's too."""
+    file, draft = [1, 2, 2, 3, 4], [1, 2, 3, 4]
+    assert suggested(draft, file) == [False] * 4
+    assert suggested(draft, file, deletions=True) == [False, False, True, False]
+    assert suggested([1, 9, 3, 5, 4], [1, 2, 3, 4], deletions=True) == [False, True, False, True, False]
+    assert suggested([1, 2], [1, 2, 3], deletions=True) == [False, False]  # nothing after it
+    assert suggested([5, 6, 7], [5, 6, 5, 6, 7], deletions=True) == [False, False, True]  # a doubled pair
 
 
 def test_a_large_suggestion_bias_writes_what_the_tool_changed_and_no_more():

@@ -102,7 +102,8 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
         speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
         harper=variant.harper, confusables=variant.confusables, articles=variant.articles,
         real_words=variant.real_words, intents=variant.intents, retry=variant.retry,
-        suggest_bias=variant.suggest_bias, dialect=variant.dialect,
+        suggest_bias=variant.suggest_bias, suggest_deletions=variant.suggest_deletions,
+        dialect=variant.dialect,
     )  # fmt: skip
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()

@@ -69,15 +69,18 @@ def make_drafters(names: Sequence[str], prompt: Prompt, token_bytes=None) -> lis
     return [make[name]() for name in DRAFTERS if name in names]
 
 
-def _keep_bias(backend, req: EditRequest, prompt: Prompt, keep_bias: float, suggest_bias: float | None):
+def _keep_bias(
+    backend, req: EditRequest, prompt: Prompt, keep_bias: float, suggest_bias: float | None, deletions: bool
+):
     """The run's KeepBias: β on the draft's next token, β_suggest where a tool changed the
-    draft (keepbias.suggested); None when neither biases anything."""
+    draft (keepbias.suggested, with `deletions` after a deletion too); None when neither
+    biases anything."""
     if not (keep_bias or suggest_bias):
         return None
     boost = None
     if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
         file = build_prompt(backend, replace(req, draft=None)).draft
-        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file)]
+        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file, deletions)]
     return KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
 
 
@@ -91,7 +94,8 @@ class EditOptions:
     every draft up to draft_max), "auto" (the planner picks k from `cost`, measured now if
     not given). keep_bias: β added to the logit of the file's next token (keepbias.py; a
     rewrite only), the same for every speculate mode; suggest_bias: the β on the draft's
-    tokens a tool changed (req.draft against req.text; None: keep_bias there too).
+    tokens a tool changed (req.draft against req.text; None: keep_bias there too), and
+    with suggest_deletions on the token after a tool's deletion too.
     constraint: what the answer must match (a rewrite: the file's text, before its closing
     fence); coalesce: forced tokens cost no pass of their own (speculative.py)."""
 
@@ -104,6 +108,7 @@ class EditOptions:
     cost: CostModel | None = None
     keep_bias: float = 0.0
     suggest_bias: float | None = None
+    suggest_deletions: bool = False  # the quality report's `+deletions` lever, off by default
     constraint: Constraint | None = None
     coalesce: bool = True
 
@@ -132,7 +137,7 @@ def edit_events(
     else:
         prompt, drafters = build_prompt(backend, req), o.drafters
         until = FenceStream(prompt.fence, req.text)
-        keep = _keep_bias(backend, req, prompt, o.keep_bias, o.suggest_bias)
+        keep = _keep_bias(backend, req, prompt, o.keep_bias, o.suggest_bias, o.suggest_deletions)
     room = max(1, backend.n_ctx - len(prompt.tokens))
     decode = DecodeOptions(o.max_tokens or min(default_max_tokens(backend, req.text), room), o.sampling)
     rule = FREE

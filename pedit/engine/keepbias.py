@@ -12,7 +12,9 @@ rename) may lean harder on what the tool changed: `boost[j]` is added to β wher
 target is draft token j, so
     logits'[t] = logits[t] + β + boost[j]   for t = draft[j], the cursor at j,
 and `suggested(draft, file)` gives the draft tokens outside difflib's equal runs with the
-file's tokens (what the tool changed), to boost by β_suggest - β.
+file's tokens (what the tool changed), to boost by β_suggest - β. A tool's deletion ("by by"
+-> "by") changes no draft token; with `deletions` the draft token right after it is
+counted as changed (the token the model must choose over the file's deleted one).
 
 Lossless with respect to plain decoding *with the same bias*: the file's token at a
 position is a function of the tokens before it alone. `KeepBias` steps a private
@@ -34,13 +36,24 @@ from .drafters.predicted import PredictedOutput
 Target = tuple[int, float] | None  # (token, the β added to its logit), or no target
 
 
-def suggested(draft: Sequence[int], file: Sequence[int]) -> list[bool]:
+def suggested(draft: Sequence[int], file: Sequence[int], deletions: bool = False) -> list[bool]:
     """For each draft token: did the tool change it (not in an equal run of difflib's
-    alignment of the two token lists)?"""
+    alignment of the two token lists)? With `deletions`, also the token after a deletion."""
     out = [True] * len(draft)
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, file, draft, autojunk=False).get_opcodes():
+    ops = difflib.SequenceMatcher(None, file, draft, autojunk=False).get_opcodes()
+    for tag, _, _, j1, j2 in ops:
         if tag == "equal":
             out[j1:j2] = [False] * (j2 - j1)
+    for tag, i1, _, j1, _ in ops if deletions else ():
+        if tag != "delete":
+            continue
+        # where the answer, copying the file, first meets the draft going another way: past
+        # the draft tokens the deleted ones repeat ("by by": difflib may delete either one)
+        j = j1
+        while j < len(draft) and i1 + j - j1 < len(file) and draft[j] == file[i1 + j - j1]:
+            j += 1
+        if j < len(draft):
+            out[j] = True
     return out
 
 
