@@ -41,7 +41,6 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
     out["read"] = statistics.median(read)
     out["file_tokens"] = mine[0]["file_tokens"]
     out["failed"] = sum(x["exit_code"] != 0 for x in mine)
-    out["outputs"] = {x["output"] for x in mine}
     return out
 
 
@@ -129,11 +128,10 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
     if demo and demo["reported"]:
         out.append((f"`make demo`'s live line ({FIRST}) >= 1.3x with the prompt",
                     f"{demo['reported']:.2f}x", demo["reported"] >= 1.3))  # fmt: skip
-    ids = [t["id"] for t in data["tasks"]]
-    if same := [t for t in ids if _differs(data, t) is not None]:
-        n = sum(not _differs(data, t) for t in same)
+    if got := _all_differences(data):
+        n = sum(not d for d in got.values())
         out.append(("pedit's output the same as plain decoding's, every round, on >= 90% of tasks",
-                    f"{n} of {len(same)} = {n / len(same):.0%}", n >= 0.9 * len(same)))  # fmt: skip
+                    f"{n} of {len(got)} = {n / len(got):.0%}", n >= 0.9 * len(got)))  # fmt: skip
     errors = [(e, t) for t in (t["id"] for t in data["tasks"]) if (e := _live_error(data, t)) is not None]
     if errors:
         worst = max(errors, key=lambda x: abs(x[0]))
@@ -216,36 +214,37 @@ def _bounds(data: dict) -> str:
     return "\n\n".join(out)
 
 
-def _differs(data: dict, task: str) -> list[tuple[int, str, str]] | None:
-    """pedit's timed rounds whose output is not plain decoding's (every plain round wrote
-    the same): (round, plain's first differing line, pedit's); None without both."""
+def _differs(data: dict, task: str) -> tuple[int, list[tuple[str, str]]] | None:
+    """(pedit's timed rounds, and for each whose output is not plain decoding's: plain's
+    first differing line and pedit's), when every plain round wrote the same; else None."""
     runs = [x for x in data["runs"] if x["task"] == task and x["repeat"] >= 0]
     plain = {x["output"] for x in runs if x["config"] == "plain"}
-    mine = [x for x in runs if x["config"] == "pedit"]
+    mine = [x["output"] for x in runs if x["config"] == "pedit"]
     if len(plain) != 1 or not mine:
         return None
     (want,) = plain
     out = []
-    for x in mine:
-        if x["output"] != want:
-            pairs = zip(want.splitlines(), x["output"].splitlines(), strict=False)
-            a, b = next(((a, b) for a, b in pairs if a != b), ("(the same lines)", "(more or fewer lines)"))
-            out.append((x["repeat"], a.strip(), b.strip()))
-    return out
+    for got in (x for x in mine if x != want):
+        pairs = zip(want.splitlines(), got.splitlines(), strict=False)
+        a, b = next(((a, b) for a, b in pairs if a != b), ("(the same lines)", "(more or fewer lines)"))
+        out.append((a.strip(), b.strip()))
+    return len(mine), out
 
 
-def _same_text(data: dict, ids: list[str]) -> str:
+def _all_differences(data: dict) -> dict[str, list[tuple[str, str]]]:
+    """_differs's differing rounds per task, for the tasks it can judge."""
+    got = {t["id"]: _differs(data, t["id"]) for t in data["tasks"]}
+    return {t: d[1] for t, d in got.items() if d is not None}
+
+
+def _same_text(data: dict) -> str:
     """The sentence on outputs: where pedit's differs from plain decoding's, and how."""
-    got = {t: d for t in ids if (d := _differs(data, t)) is not None}
-    same = sum(not d for d in got.values())
+    got = {t: d for t in (t["id"] for t in data["tasks"]) if (d := _differs(data, t)) is not None}
+    same = sum(not d for _, d in got.values())
     text = f"pedit wrote the same output as plain decoding in every round on {same} of {len(got)} tasks"
-
-    def rounds(t: str) -> int:
-        return sum(x["task"] == t and x["config"] == "pedit" and x["repeat"] >= 0 for x in data["runs"])
-
     diffs = [
-        f'on {t}, {len(d)} of {rounds(t)} rounds differ (plain "{d[0][1]}", pedit "{d[0][2]}")'
-        for t, d in got.items()
+        f'on {t}, {len(d)} of {n} rounds differ (plain "{d[0][0]}", pedit "{d[0][1]}")'
+        for t, (n, d) in got.items()
         if d
     ]
     if diffs:
@@ -432,7 +431,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
         *filter(None, (_row(data, t) for t in ids)),
         "",
-        _same_text(data, ids) + " The last column: the speedup with the prompt the live "
+        _same_text(data) + " The last column: the speedup with the prompt the live "
         "line reported (`overall_speedup` in --stats-json), and plain's prompt + answer seconds "
         "over pedit's. Answer / reading: pedit's answer tokens per second of its answer, against "
         "the rate at which the model reads the same file's tokens as a prompt at the same place "

@@ -80,7 +80,7 @@ def _keep_bias(
     boost = None
     if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
         file = build_prompt(backend, replace(req, draft=None)).draft
-        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file, deletions)]
+        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file, deletions=deletions)]
     return KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
 
 

@@ -13,8 +13,9 @@ target is draft token j, so
     logits'[t] = logits[t] + β + boost[j]   for t = draft[j], the cursor at j,
 and `suggested(draft, file)` gives the draft tokens outside difflib's equal runs with the
 file's tokens (what the tool changed), to boost by β_suggest - β. A tool's deletion ("by by"
--> "by") changes no draft token; with `deletions` the draft token right after it is
-counted as changed (the token the model must choose over the file's deleted one).
+-> "by") changes no draft token; with `deletions` the draft token where the answer,
+copying the file, first meets the draft going another way is counted as changed (the
+token the model must choose over the file's deleted one).
 
 Lossless with respect to plain decoding *with the same bias*: the file's token at a
 position is a function of the tokens before it alone. `KeepBias` steps a private
@@ -38,7 +39,7 @@ Target = tuple[int, float] | None  # (token, the β added to its logit), or no t
 
 def suggested(draft: Sequence[int], file: Sequence[int], deletions: bool = False) -> list[bool]:
     """For each draft token: did the tool change it (not in an equal run of difflib's
-    alignment of the two token lists)? With `deletions`, also the token after a deletion."""
+    alignment of the two token lists)? With `deletions`, also the token where a deletion takes effect."""
     out = [True] * len(draft)
     ops = difflib.SequenceMatcher(None, file, draft, autojunk=False).get_opcodes()
     for tag, _, _, j1, j2 in ops:
