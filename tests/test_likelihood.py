@@ -89,7 +89,9 @@ def test_the_cache_holds_what_it_says_and_the_reading_costs_what_it_says(backend
     assert np.array_equal(rest, backend.eval(base, n_logits=1)[0])
     spans = [likelihood._span(base, v) for v in variants]
     scored = [s for s, d in zip(spans, got.deltas, strict=True) if d is not None]
-    windows = sum(qv + min(WINDOW, len(base) - qb) - (p - 1) for p, qb, qv in scored)
+    # a window reads from the first changed token to the one before its last: the first's
+    # probability came with the base, the last's with the token before it
+    windows = sum(qv + min(WINDOW, len(base) - qb) - 1 - p for p, qb, qv in scored)
     if backend.capabilities.branch:  # the windows in a second sequence: the base stays whole
         assert (got.read, held) == (len(base) + windows, len(base))
     else:
@@ -97,7 +99,7 @@ def test_the_cache_holds_what_it_says_and_the_reading_costs_what_it_says(backend
             b[0] - a[0] for a, b in zip(scored, scored[1:], strict=False)
         )  # the base between two, again
         assert got.read == len(base) + windows + gaps
-        assert held == scored[-1][0] - 1
+        assert held == scored[-1][0]
     assert min(p for p, _, _ in spans) > 1
 
 

@@ -18,11 +18,12 @@ the previous paragraph or file) is not read again. That read is the prompt's own
 the cache keeps it for the rewrite (decode.prefill finds it in `backend.held`). A
 variant whose first different token is far less likely than the base's (by more than
 `PREFILTER` nats, or the caller's figure for it: no word after it made up for that in the
-measured cases) is not read at all; the others cost their window (about K + 3 tokens),
-each read in a sequence of its own that shares the base's prefix, several in one pass (a
-backend that declares `branch`: llama.cpp, where the sharing costs no compute and a pass of
-seven windows about what a pass of one does on a CPU), so the whole base stays in the
-cache for the rewrite; on a backend without it, each puts the cache back at the position it started
+measured cases) is not read at all; the others cost their window, each read in a
+sequence of its own that shares the base's prefix up to the change (K + the changed
+tokens − 1 rows: the first changed token's probability came with the base's reading, and
+the window's last token is predicted, never read), several in one pass on a backend that
+declares `branch` (llama.cpp, where the sharing costs no compute), so the whole base stays
+in the cache for the rewrite; on a backend without it, each puts the cache back at the position it started
 from (the base between two of them is read again), and the rewrite reads the base again
 from the last of them.
 
@@ -104,34 +105,43 @@ def score(
     on_base = {"base_seconds": time.perf_counter() - t0, "base_passes": passes}
     for i in live:
         left[i] = first_lp.get(i, -np.inf) - (lp[spans[i][0]] if spans[i][0] < len(base) else 0.0)
-    todo = []  # (variant, p, end of its window in base, its window's tokens from p - 1)
+    # per variant read: (variant, p, the sum over base's window, the tokens read: v[p : qv+k-1])
+    todo = []
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
-        if i in asked and left[i] >= -(PREFILTER if prefilter is None else prefilter[i]):
+        if i in first_lp and left[i] >= -(PREFILTER if prefilter is None else prefilter[i]):
             k = min(window, len(base) - qb)
-            todo.append((i, p, qb + k, list(variants[i][p - 1 : qv + k])))
+            deltas[i] = first_lp[i] - float(lp[p : qb + k].sum())  # the window's reading adds the rest
+            if qv + k - 1 > p:
+                todo.append((i, p, list(variants[i][p : qv + k - 1])))
     per = backend.capabilities.branch
     if per:  # each in a sequence of its own, `per` in one pass: the base stays whole in the cache
         for at in range(0, len(todo), per):
             group = todo[at : at + per]
-            got = backend.eval_branches([(p - 1, seg) for _, p, _, seg in group])
-            for (i, p, end, seg), logits in zip(group, got, strict=True):
-                deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
+            got = backend.eval_branches([(p, seg) for _, p, seg in group])
+            for (i, p, seg), logits in zip(group, got, strict=True):
+                deltas[i] += _window(logits, variants[i], p)
             read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
         return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept, **on_base)
     held = len(base)  # the cache holds base[:held]
-    for i, p, end, seg in todo:
-        if held > p - 1:
-            backend.truncate(p - 1)
-        elif held < p - 1:  # an earlier variant's window left the cache shorter: the gap
-            backend.eval(base[held : p - 1])
-            read, passes = read + p - 1 - held, passes + 1
-        held = p - 1
+    for i, p, seg in todo:
+        if held > p:
+            backend.truncate(p)
+        elif held < p:  # an earlier variant's window left the cache shorter: the gap
+            backend.eval(base[held:p])
+            read, passes = read + p - held, passes + 1
+        held = p
         logits = backend.eval(seg, n_logits=len(seg))
         read, passes = read + len(seg), passes + 1
-        deltas[i] = float(_logprobs(logits[:-1], seg[1:]).sum()) - float(lp[p:end].sum())
-        backend.truncate(p - 1)
+        deltas[i] += _window(logits, variants[i], p)
+        backend.truncate(p)
     return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept, **on_base)
+
+
+def _window(logits: np.ndarray, variant: Sequence[int], p: int) -> float:
+    """Σ log p(variant[t] | variant[:t]) for the tokens after its first changed one, from the
+    logits of reading variant[p : p + len(logits)] after variant[:p]."""
+    return float(_logprobs(logits, variant[p + 1 : p + 1 + len(logits)]).sum())
 
 
 def _read_base(
