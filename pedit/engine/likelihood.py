@@ -119,7 +119,7 @@ def score(
         for at in range(0, len(todo), per):
             group = todo[at : at + per]
             got = backend.eval_branches([(p, seg) for _, p, seg in group])
-            for (i, p, seg), logits in zip(group, got, strict=True):
+            for (i, p, _seg), logits in zip(group, got, strict=True):
                 deltas[i] += _window(logits, variants[i], p)
             read, passes = read + sum(len(seg) for *_, seg in group), passes + 1
         return Scored(deltas=deltas, read=read, passes=passes, left=left, kept=kept, **on_base)
