@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+from pedit.app.jobs import EngineOptions, Job
+from pedit.app.templates import BUILTIN
+from pedit.backends import open_backend
 from pedit.bench import e2e, e2e_report
 from pedit.bench.corpus import load_tasks
 
@@ -36,10 +39,17 @@ def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
 
 def test_a_real_run_reads_its_figures_back(monkeypatch):
     """The CLI on the reference backend (PEDIT_BACKEND), in a new process: its load time,
-    prompt and file tokens come back through --stats-json."""
+    prompt and file tokens, and its runs (one per part of the file) come back through
+    --stats-json."""
     monkeypatch.setenv("PEDIT_BACKEND", "reference")
     got = e2e.run_once(TASK, "plain", 0)
     assert got.exit_code == 0 and got.output
+    backend = open_backend("reference")
+    try:
+        parts = Job(backend, BUILTIN["fix"], None, EngineOptions()).pieces(TASK.text(), TASK.file, "rewrite")
+    finally:
+        backend.close()
+    assert got.runs == len(parts) > 1
     assert got.seconds > got.load_seconds > 0 and got.prompt_tokens > got.file_tokens > 100
     assert got.seconds >= got.load_seconds + got.prefill_seconds + got.decode_seconds
 
@@ -87,6 +97,11 @@ def test_goals_are_the_medians_ratios():
     row = "| a | 11.0 | 20.0 | 15.0 | 1.82x | 1.36x | 5.0 / 1.0 / 2.0 / – / 3.0 | 100 / 100 = 1.00x | – | – |"
     assert row in text
     assert "same output as plain decoding in every round on 1 of 2 tasks; on b, 1 of 1 rounds differ" in text
+    # runs that say how many runs each made: the prompt tokens read, as file + runs × frame
+    frames = "file tokens + runs × frame = tokens read, b 100 + 2 × 15 = 130 (1.30x)."
+    assert frames not in text
+    data["runs"] = [dict(x, runs=2) if x["task"] == "b" else x for x in data["runs"]]
+    assert frames in e2e_report.markdown(data)
 
 
 def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_the_measure():

@@ -79,6 +79,7 @@ class E2ERun:
     passes_by_size: dict = field(default_factory=dict)
     rejections: int = 0  # passes that rejected drafts
     rejected_seconds: float = 0.0  # what their rejected rows cost
+    runs: int = 1  # the model's runs (a fix's parts), each reading its own prompt's frame
 
     @property
     def startup_seconds(self) -> float:
@@ -129,6 +130,7 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
         rejected=figures.get("rejected_prediction_tokens", 0),
         forced=figures.get("coalesced_tokens", 0), passes_by_size=figures.get("passes_by_size", {}),
         rejections=figures.get("rejections", 0), rejected_seconds=figures.get("rejected_seconds", 0.0),
+        runs=figures.get("runs", 1),
     )  # fmt: skip
 
 

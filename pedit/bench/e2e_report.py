@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from ..app.templates import FIX_CHUNK_TOKENS
 from . import servers
 from .e2e import COPY, FIRST, SERVED
 
@@ -40,6 +41,7 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
     read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
     out["read"] = statistics.median(read)
     out["file_tokens"] = mine[0]["file_tokens"]
+    out["runs"] = mine[0].get("runs")  # None: runs from before --stats-json said
     out["failed"] = sum(x["exit_code"] != 0 for x in mine)
     return out
 
@@ -206,12 +208,33 @@ def _bounds(data: dict) -> str:
             f"({r['decode_seconds']:.1f} s) and pedit's prompt and tools ({before:.1f} s) as they are, "
             f"it would show at most {ideal:.2f}x with the prompt."
         )
+    if frames := _frames(data):
+        out.append(
+            "What bounds the prompt tokens: each of a command's runs reads its prompt's frame beyond "
+            "the file (the file's name, the fences, a part's note; the system prompt and the "
+            "instruction come from the prompt cache), and a fix runs once per about "
+            f"{FIX_CHUNK_TOKENS} tokens of the file (a small model fixes more in a paragraph than in "
+            "a whole file): file tokens + runs × frame = tokens read, " + ", ".join(frames) + "."
+        )
     if serve := {t: b for t in ids if (b := peer_bound(data, t, "pedit serve")) is not None}:
         out.append(
             "pedit serve, its answer at the reading rate and the rest of its request as it is, would "
             f"be at most {_each(serve)} as fast as the best llama-server configuration."
         )
     return "\n\n".join(out)
+
+
+def _frames(data: dict) -> list[str]:
+    """Per task whose runs say how many runs each made: its prompt tokens read as the
+    file's tokens plus each run's frame, 'md-essay-demo 109 + 2 × 15 = 139 (1.28x)'."""
+    out = []
+    for t in (t["id"] for t in data["tasks"]):
+        p = medians(data["runs"], t, "pedit")
+        if p and p["runs"] and p["file_tokens"]:
+            frame = (p["read"] - p["file_tokens"]) / p["runs"]
+            share = p["read"] / p["file_tokens"]
+            out.append(f"{t} {p['file_tokens']} + {p['runs']} × {frame:.0f} = {p['read']:.0f} ({share:.2f}x)")
+    return out
 
 
 def _differs(data: dict, task: str) -> tuple[int, list[tuple[str, str]]] | None:

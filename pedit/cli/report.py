@@ -44,6 +44,7 @@ class Report:
         return {
             "file": name,
             "stats": outcome.total().to_dict(),
+            "runs": len(outcome.stats),  # the model's runs (a fix: one per part of the file)
             "backend": self.backend,
             "device": self.device,
         }
@@ -67,6 +68,9 @@ class Report:
         return f"{label}: {message}"
 
 
+_KEPT = ("check", "file_tokens", "runs")  # a record's own keys that join its figures in --stats-json
+
+
 def write_stats(
     path: Path, report: Report, settings: config.Settings, template: Template, *,
     drafters: tuple[str, ...], sampling: Sampling,
@@ -86,7 +90,7 @@ def write_stats(
         "seed": sampling.seed,
         "load_seconds": report.load_seconds,  # the model's loading (and the server's listing)
         "files": [
-            {"file": r["file"], **r.get("stats", {}), **{k: r[k] for k in ("check", "file_tokens") if k in r}}
+            {"file": r["file"], **r.get("stats", {}), **{k: r[k] for k in _KEPT if k in r}}
             for r in report.records
         ],
     }
