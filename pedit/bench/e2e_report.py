@@ -211,7 +211,7 @@ def _bounds(data: dict) -> str:
     if frames := _frames(data):
         out.append(
             "What bounds the prompt tokens: each of a command's runs reads its prompt's frame beyond "
-            "the file (the file's name, the fences, a part's note; the system prompt and the "
+            "the file (the file's name, the fences, the answer's start; the system prompt and the "
             "instruction come from the prompt cache), and a fix runs once per about "
             f"{FIX_CHUNK_TOKENS} tokens of the file (a small model fixes more in a paragraph than in "
             "a whole file): file tokens + runs × frame = tokens read, " + ", ".join(frames) + "."

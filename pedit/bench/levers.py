@@ -3,7 +3,7 @@
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`) and on the token after a tool's
-deletion ("by by" -> "by": `deletions`, off by default), Harper's grammar suggestions
+deletion ("by by" -> "by": `nodeletions`, without it), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
 among them the dropped articles put back (`articles`, off by default) and a word's
 neighbours at one edit (`norealwords`: without them), how
@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields, replace
 
 from ..app.confusables import ARTICLES, REAL_WORDS
 from ..app.jobs import Job, Outcome
+from ..engine.edit import SUGGEST_DELETIONS
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Variant:
     spelling: bool | None = None  # None: the command's own
     chunk_tokens: int | None = None  # runs of about this many file tokens; None: the command's, 0: whole
     suggest_bias: float | None = None  # β on a tool's suggestions in the draft; None: the command's
-    suggest_deletions: bool = False  # that β on the draft token after a tool's deletion too
+    suggest_deletions: bool = SUGGEST_DELETIONS  # that β on the draft token after a tool's deletion too
     harper: bool = True  # Harper's grammar suggestions beside the spelling's in fix's draft
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
     articles: bool = ARTICLES  # with them, the dropped articles put back (confusables._articles)
@@ -71,7 +72,7 @@ VARIANTS: dict[str, Variant] = {
     "noconfusables": Variant(confusables=False),
     "articles": Variant(articles=True),
     "norealwords": Variant(real_words=False),
-    "deletions": Variant(suggest_deletions=True),
+    "nodeletions": Variant(suggest_deletions=False),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),

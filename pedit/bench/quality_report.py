@@ -304,9 +304,9 @@ _HOW = """## How it is scored
   ("obtain copy" -> "obtain a copy"; off by default: it cost 11% more seconds per fix
   file for 2 more tuning errors fixed, `pedit/app/confusables.py`); `+norealwords` without each
   word's common neighbours at one edit the model scores likelier ("the preferred from" ->
-  "form"); `+deletions` the suggestions' β also on the draft token right after a tool's
-  deletion ("by by" -> "by" changes no draft token, so the suggestion's β went nowhere; off
-  by default);
+  "form"); `+nodeletions` without the suggestions' β on the draft token right after a
+  tool's deletion ("by by" -> "by" changes no draft token, so without it the suggestion's
+  β goes nowhere);
   `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
   check fails (no second run, no exact rename written in its place); `+partnote` each
