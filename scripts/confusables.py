@@ -8,6 +8,7 @@ replacement where the file has the word (a word-level alignment of file and corr
     python scripts/confusables.py --all      # every swap read: also what each prefilter skips
     python scripts/confusables.py --windows 10,8,6,5,4   # per window K: swaps taken, the gap
     python scripts/confusables.py --guess    # per Δ: the swaps the default output makes
+    python scripts/confusables.py --sure     # per Δ: the draft's suggestions the default output made
 
 The dropped articles and the real words (confusables.ARTICLES: off by default; REAL_WORDS: on)
 are scored too, each as its own kind: ARTICLE_THRESHOLD, ARTICLE_PREFILTER and
@@ -33,6 +34,7 @@ from pedit.app import confusables
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.bench.corpus import load_tasks
+from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
 from pedit.models import load
 
@@ -58,7 +60,13 @@ def corrections(text: str, ref: str) -> dict[int, str]:
     return out
 
 
-KINDS = {"set": "confusion set", "number": "number", "article": "article", "real": "real word"}
+KINDS = {
+    "set": "confusion set",
+    "number": "number",
+    "article": "article",
+    "real": "real word",
+    "harper": "harper",
+}
 
 
 def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
@@ -73,8 +81,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
         made = corrections(text, outputs[t.id]) if outputs and t.id in outputs else {}
         for piece in job.pieces(text, t.file, "rewrite"):
             req = job.request(piece, t.file)
-            o = job.options
-            swaps = confusables.candidates(piece, t.file, articles=o.articles, real=o.real_words)
+            swaps = job.swaps(req)
             _, got = job.scored(req)
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):
@@ -82,9 +89,22 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
                 kind = KINDS[w.kind]
                 group = "heldout" if t.heldout else "tuning"
                 did = made.get(at + w.start) == w.replacement
+                if w.kind == "harper":  # any edit (a doubled word taken out): judged by distance
+                    right, did = _closer(text, at, w, t.reference(), (outputs or {}).get(t.id))
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf, did))
             at += len(piece)
     return rows
+
+
+def _closer(text: str, at: int, w: confusables.Swap, ref: str, output: str | None) -> tuple[bool, bool]:
+    """(right, made) for an edit of any shape: right when, made alone, it brings the file
+    closer to the correct text (token edit distance, as scripts/harper_rules.py judges);
+    made when `output` is closer to the file with it made than without."""
+    swapped = text[: at + w.start] + w.replacement + text[at + w.end :]
+    right = distance(tokens(swapped), tokens(ref)) < distance(tokens(text), tokens(ref))
+    if output is None:
+        return right, False
+    return right, distance(tokens(output), tokens(swapped)) < distance(tokens(output), tokens(text))
 
 
 def windows(job: Job, sizes: list[int]) -> None:
@@ -112,7 +132,10 @@ def main() -> None:
     backend = load("qwen2.5-coder-1.5b")
     likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
     # the dropped articles and the real words are off by default: measured here
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions(articles=True, real_words=True))
+    job = Job(backend, BUILTIN["fix"], None, EngineOptions(articles=True, real_words=True, sure=True))
+    if "--sure" in sys.argv:
+        sure(scored_rows(job, default_outputs()))
+        return
     if "--guess" in sys.argv:
         guesses(scored_rows(job, default_outputs()))
         return
@@ -165,6 +188,32 @@ def guesses(rows: list[tuple]) -> None:
                 best, score = g, 2 * made - len(mine)
         print(f"| {g:.1f} | " + " | ".join(cells) + " |")
     print(f"\nGUESS = {best} (tuning: {score} more made than not)")
+
+
+def sure(rows: list[tuple]) -> None:
+    """Per threshold S: the suggestions in the default's draft (Harper's, and the swaps
+    taken by default: not the articles) that score S or more, right or wrong, and whether
+    the default output made them. A sure one leans on the keep-bias's sure β, so a right
+    one not made is what `sure` may gain, a wrong one not made what it may cost.
+    SURE_THRESHOLD: the lowest S with no wrong one on the tuning tasks, and a margin."""
+    need = {"number": confusables.THRESHOLD, "confusion set": confusables.THRESHOLD,
+            "real word": max(confusables.THRESHOLD, confusables.REAL_THRESHOLD), "harper": -1e9}  # fmt: skip
+    drafted = [r for r in rows if r[4] is not None and r[6] in need and r[4] > need[r[6]]]
+    for r in sorted(drafted, key=lambda r: -r[4]):
+        if r[6] == "harper" or not r[5] or not r[8]:
+            made, right = "made" if r[8] else "not made", "right" if r[5] else "wrong"
+            print(f"| {r[0]} | {r[1]} | {r[2]} -> {r[3]} | {r[6]} | {r[4]:.2f} | {right} | {made} |")
+    print("\n| S (nats) | tuning: right made / not | wrong made / not | held out: right made / not | "
+          "wrong made / not |")  # fmt: skip
+    print("|---:|---|---|---|---|")
+    for s in (2.0, 4.0, 6.0, 8.0, 10.0, 12.0):
+        cells = []
+        for group in ("tuning", "heldout"):
+            mine = [r for r in drafted if r[0] == group and r[4] >= s]
+            for right in (True, False):
+                part = [r for r in mine if r[5] == right]
+                cells.append(f"{sum(r[8] for r in part)} / {sum(not r[8] for r in part)}")
+        print(f"| {s:.1f} | " + " | ".join(cells) + " |")
 
 
 def prefilters(rows: list[tuple]) -> None:

@@ -18,8 +18,10 @@ from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
 from pedit.engine.edit import EditOptions, edit_events
+from pedit.engine.keepbias import suggested
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
+from pedit.request import EditRequest
 from pedit.ui.render import stats_line
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
@@ -119,23 +121,34 @@ TEXTS = [
         st.just(Sampling()), st.builds(Sampling, temperature=st.just(1.0), seed=st.integers(0, 99))
     ),
     thresholds=st.sampled_from([(-50.0, -50.0), (0.0, -50.0), (3.0, -50.0), (3.0, 2.0), (50.0, -50.0)]),
+    sure=st.sampled_from([None, -50.0, 0.0]),
 )
-def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, text, sampling, thresholds):
-    """The scoring only chooses the draft (and the speculative draft, the guess), and its
-    reading of the prompt only saves the rewrite's prefill: the answer is plain decoding's
-    (speculation off, an empty cache) of the request with that draft, under the same
-    keep-bias and suggestion bias."""
-    options = EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80, articles=True)
+def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(
+    reference, text, sampling, thresholds, sure
+):
+    """The scoring only chooses the draft (and the speculative draft, the guess, and the
+    suggestions it is sure of, `sure`: None off, else its threshold), and its reading of the
+    prompt only saves the rewrite's prefill: the answer is plain decoding's (speculation
+    off, an empty cache) of the request with that draft, under the same keep-bias,
+    suggestion bias and sure bias."""
+    options = EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80, articles=True, sure=sure is not None)
     job = Job(reference, BUILTIN["fix"], None, options)
     threshold, guess = thresholds
-    old = confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD
-    confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD = (*thresholds, threshold)
+    names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD")
+    old = [getattr(confusables, n) for n in names]
+    for n, v in zip(names, (*thresholds, threshold, old[3] if sure is None else sure), strict=True):
+        setattr(confusables, n, v)
     try:
         req = job.request(text, "a.md")
         scored, got = job.scored(req)
         events = list(job._events(scored, "rewrite", True))  # the run as run_one makes it
     finally:
-        confusables.THRESHOLD, confusables.GUESS, confusables.ARTICLE_THRESHOLD = old
+        for n, v in zip(names, old, strict=True):
+            setattr(confusables, n, v)
+    if sure is None:
+        assert scored.doubtful is None
+    elif sure < -20 and scored.draft not in (None, req.text):  # every suggestion is sure
+        assert scored.doubtful is not None
     out = drain(events)
     # the scoring read the whole prompt (a second sequence for the swaps): the rewrite reads
     # its last token only
@@ -154,6 +167,7 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(reference, tex
                 sampling=sampling,
                 keep_bias=job.keep_bias,
                 suggest_bias=job.suggest_bias,
+                sure_bias=job.sure_bias,
                 max_tokens=80,
             ),
         )
@@ -205,3 +219,47 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     passes = f"{st.tool_passes} pass{'es' if st.tool_passes > 1 else ''}"
     part = f"tools {st.tool_seconds:.1f}s ({passes} of the model)"
     assert part in stats_line(st) and "tools" not in stats_line(replace(st, tool_seconds=0.0))
+
+
+def test_the_sure_suggestions_are_those_taken_or_harpers_at_the_threshold():
+    # "They was at an timely hour."
+    was, an, to = (Swap(start=5, end=8, word="was", replacement="were"),
+                   Swap(start=12, end=14, word="an", replacement="a", kind="harper"),
+                   Swap(start=15, end=21, word="timely", replacement="timed", kind="real"))  # fmt: skip
+    swaps = [was, an, to]
+    at = confusables.SURE_THRESHOLD
+    assert confusables.sure([was], swaps, [at, at + 1, 20.0]) == [(5, 8), (12, 14)]  # "timed" was not taken
+    assert confusables.sure([was], swaps, [at - 0.1, None, 20.0]) == []
+    assert confusables.sure([], swaps, [at, at, at]) == [(12, 14)]
+
+
+def test_the_doubtful_draft_undoes_the_sure_suggestions_only():
+    text = "They was at an timely hour, teh end."
+    draft = "They were at a timely hour, the end."
+    assert confusables.doubtful(text, draft, [(12, 14)]) == "They were at an timely hour, the end."
+    assert confusables.doubtful(text, draft, [(5, 8), (12, 14)]) == "They was at an timely hour, the end."
+    assert confusables.doubtful(text, draft, []) == draft
+    # an article put in (an empty span before the word) and a word taken out
+    assert confusables.doubtful("obtain copy", "obtain a copy", [(7, 7)]) == "obtain copy"
+    assert confusables.doubtful("by by the", "by the", [(0, 5)]) == "by by the"
+
+
+def test_the_sure_suggestions_get_the_sure_bias_and_the_others_the_suggestions(reference):
+    """The keep-bias's boost on each draft token: β_suggest - β where a tool changed the
+    draft, β_sure - β where it changed what the model is sure of (the draft against
+    req.doubtful), 0 elsewhere."""
+    from pedit.engine.edit import _keep_bias
+    from pedit.engine.prompt import build_prompt
+
+    text, draft = "the cat sat on teh mat.\n", "the cats sat on the mat.\n"
+    req = EditRequest(text, "Fix it.", "a.md", draft=draft, doubtful="the cats sat on teh mat.\n")
+    prompt = build_prompt(reference, req)
+    keep = _keep_bias(reference, req, prompt, EditOptions(keep_bias=1.5, suggest_bias=4.0, sure_bias=10.0))
+    file = build_prompt(reference, EditRequest(text, "Fix it.", "a.md")).draft
+    doubt = build_prompt(reference, replace(req, draft=req.doubtful)).draft
+    changed, sure = suggested(prompt.draft, file), suggested(prompt.draft, doubt)
+    assert any(sure) and any(c and not s for c, s in zip(changed, sure, strict=True))
+    want = [8.5 if s else 2.5 if c else 0.0 for c, s in zip(changed, sure, strict=True)]
+    assert keep._boost == pytest.approx(want)
+    off = _keep_bias(reference, req, prompt, EditOptions(keep_bias=1.5, suggest_bias=4.0))
+    assert off._boost == pytest.approx([2.5 if c else 0.0 for c in changed])

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pedit.app import grammarcheck
+from pedit.app import confusables, grammarcheck
 from pedit.app.rename import rename
 from pedit.app.spelling import spellcheck
 from pedit.backends import open_backend
@@ -186,15 +186,18 @@ def test_sampling_is_seed_for_seed_over_many_seeds():
     suggest_bias=st.sampled_from([None, 0.0, 4.0, -2.0]),
     guess=st.sampled_from(["none", "swaps", "other"]),
     deletions=st.booleans(),
+    sure_bias=st.sampled_from([None, 9.0]),
 )
 def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
-    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias, guess, deletions
+    text, drafters, sampling, beta, draft_max, max_tokens, suggest, suggest_bias, guess, deletions, sure_bias
 ):
     """Also with a draft that is not the file, from every tool that drafts (fix's
     spelling and grammar suggestions, spelling.py and grammarcheck.py; refactor's exact
-    rename, rename.py), and with a β of its own on what the tool changed; and with a
-    speculative draft of its own (fix's likely swaps, EditRequest.guess: the source with
-    words swapped, or another text), which plain decoding never reads."""
+    rename, rename.py), and with a β of its own on what the tool changed, and another on
+    the suggestions the model is sure of (those in the draft's first half: the draft
+    against EditRequest.doubtful); and with a speculative draft of its own (fix's likely
+    swaps, EditRequest.guess: the source with words swapped, or another text), which plain
+    decoding never reads."""
     backend = open_backend("reference")
     name = "total.py" if suggest == "rename" else "notes.md"
     if suggest == "rename":
@@ -211,9 +214,10 @@ def test_keep_bias_is_lossless_against_plain_decoding_with_the_same_bias(
         "swaps": (draft or source).replace(" is ", " are ").replace("teh", "the"),
         "other": TEXTS[(TEXTS.index(text) + 1) % len(TEXTS)],
     }[guess]
-    req = EditRequest(source, "Fix the grammar.", name, draft=draft, guess=guessed)
+    doubtful = confusables.doubtful(source, draft, [(0, len(source) // 2)]) if draft else None
+    req = EditRequest(source, "Fix the grammar.", name, draft=draft, guess=guessed, doubtful=doubtful)
     common = {"sampling": sampling, "max_tokens": max_tokens, "keep_bias": beta, "suggest_bias": suggest_bias,
-              "suggest_deletions": deletions}  # fmt: skip
+              "suggest_deletions": deletions, "sure_bias": sure_bias}  # fmt: skip
     plain = last(edit_events(backend, req, EditOptions(speculate="off", **common)))
     spec = last(
         edit_events(

@@ -25,6 +25,7 @@ Harper's suggestions or the rewrite itself mostly make anyway).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -91,6 +92,18 @@ REAL_THRESHOLD = 8.0  # nats
 ARTICLE_PREFILTER = -4.0
 ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones score 2 to 5
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
+# A suggestion in the draft that the model's reading finds likelier by SURE_THRESHOLD nats
+# or more (a swap taken, or, scored too, one of Harper's): the keep-bias leans on it by
+# Template.sure_bias rather than the suggestions' β. In the rewrite, a model that copies
+# its input declines suggestions it scores far likelier when it reads them. Measured by
+# `scripts/confusables.py --sure` (AMD EPYC, 2026-11-27) against the default's outputs in
+# docs/quality.json: on the tuning tasks the draft's right suggestions the output did not
+# make scored 19.0 ("aloud" -> "allowed"), 18.4, 10.3 ("is is"), 10.0 ("Its" -> "It's"),
+# 8.0 and 2.0, and the highest wrong one 7.0 ("Barkers" -> "Barker"); SURE_THRESHOLD keeps
+# the confusion sets' margin of 2 nats over it (4 of the 6). The report's `+sure` lever
+# (EngineOptions.sure), off by default until a full report measures it.
+SURE = False
+SURE_THRESHOLD = 9.0  # nats
 
 ALTERNATIVES: dict[str, tuple[str, ...]] = {}
 for _set in SETS:
@@ -108,7 +121,8 @@ class Swap:
     word: str
     replacement: str
     # "set": a confusion set's; "number": the word's other number; "article": an article
-    # put in (start == end: before the word); "real": a word one edit away (_real)
+    # put in (start == end: before the word); "real": a word one edit away (_real);
+    # "harper": one of Harper's suggestions, scored for `sure` only (never `chosen`)
     kind: str = "set"
 
     @property
@@ -271,3 +285,23 @@ def apply(text: str, swaps: list[Swap]) -> str:
     for s in sorted(chosen.values(), key=lambda s: s.start, reverse=True):
         text = text[: s.start] + s.replacement + text[s.end :]
     return text
+
+
+def sure(taken: list[Swap], swaps: list[Swap], deltas: list[float | None]) -> list[tuple[int, int]]:
+    """The spans (start, end) of the suggestions the model is sure of: the swaps `taken`
+    and Harper's ("harper" swaps) whose Δ is SURE_THRESHOLD or more."""
+    chosen = set(taken)
+    return [(w.start, w.end) for w, d in zip(swaps, deltas, strict=True)
+            if d is not None and d >= SURE_THRESHOLD and (w in chosen or w.kind == "harper")]  # fmt: skip
+
+
+def doubtful(text: str, draft: str, spans: list[tuple[int, int]]) -> str:
+    """`draft` with its changes to `text` at `spans` undone (a character alignment of the
+    two: each differing run that touches a span goes back to the text's), so what the
+    draft changes beyond it is the suggestions at those spans."""
+    out, ops = [], difflib.SequenceMatcher(None, text, draft, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        touched = tag != "equal" and any(a <= i2 and i1 <= b if i1 == i2 or a == b else a < i2 and i1 < b
+                                         for a, b in spans)  # fmt: skip
+        out.append(text[i1:i2] if touched else draft[j1:j2])
+    return "".join(out)

@@ -28,7 +28,7 @@ from ..request import EditRequest
 from . import chunking, confusables, dialect, grammarcheck, guard, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
-from .confusables import ARTICLES, REAL_WORDS
+from .confusables import ARTICLES, REAL_WORDS, SURE
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
 from .templates import Template
@@ -59,6 +59,10 @@ class EngineOptions(EditOptions):
     # with them, a word's neighbours at one edit (confusables._real: "from" -> "form"):
     # on by default; the report's `+norealwords` lever measures it
     real_words: bool = REAL_WORDS
+    # Harper's suggestions scored too, and those and the swaps taken that the model's reading
+    # is sure of (confusables.SURE_THRESHOLD) leant on harder (EditRequest.doubtful,
+    # Template.sure_bias): the report's `+sure` lever, off by default
+    sure: bool = SURE
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
     intents: bool = True
@@ -72,7 +76,7 @@ class EngineOptions(EditOptions):
 
     def edit(self, **run) -> EditOptions:
         """One run's EditOptions: these options' engine fields, with the run's own (kind,
-        max_tokens, keep_bias, suggest_bias, constraint) over them."""
+        max_tokens, keep_bias, suggest_bias, sure_bias, constraint) over them."""
         mine = {f.name: getattr(self, f.name) for f in fields(EditOptions)}
         return EditOptions(**{**mine, **run})
 
@@ -109,6 +113,16 @@ class Job:
             return None
         s = self.options.suggest_bias
         return self.template.suggest_bias if s is None else s
+
+    @property
+    def sure_bias(self) -> float | None:
+        """The β on the suggestions the model's reading is sure of (EditRequest.doubtful):
+        the option's, else the template's (None: the suggestions' β there too); none on a
+        remote backend."""
+        if not local(self.backend):
+            return None
+        s = self.options.sure_bias
+        return self.template.sure_bias if s is None else s
 
     @property
     def spelling(self) -> bool:
@@ -156,8 +170,7 @@ class Job:
             return req, None
         if not self.backend.capabilities.branch:
             return req, None  # a server gives no logits; transformers reads no branch (costly)
-        o = self.options
-        swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
+        swaps = self.swaps(req)
         if not swaps:
             return req, None
         base = build_prompt(self.backend, req).tokens
@@ -165,19 +178,33 @@ class Job:
                     for w in swaps]  # fmt: skip
         got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
         kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
-        taken = confusables.chosen(req.text, swaps, got.deltas)
+        ours = [(w, d) for w, d in zip(swaps, got.deltas, strict=True) if w.kind != "harper"]
+        taken = confusables.chosen(req.text, [w for w, _ in ours], [d for _, d in ours])
         if taken:
             draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds,
                                        variety=self.options.dialect)  # fmt: skip
             req = replace(req, draft=None if draft == req.text else draft)
-        likely = confusables.chosen(
-            req.text, swaps, got.deltas, min(confusables.GUESS, confusables.THRESHOLD)
-        )
+        guess_at = min(confusables.GUESS, confusables.THRESHOLD)
+        likely = confusables.chosen(req.text, [w for w, _ in ours], [d for _, d in ours], guess_at)
         if likely != taken:  # the swaps the model probably makes too: the speculative draft's
             guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds,
                                        variety=self.options.dialect)  # fmt: skip
             req = replace(req, guess=guess)
+        sure = confusables.sure(taken, swaps, got.deltas) if self.options.sure else []
+        if sure and req.draft is not None:  # the keep-bias leans on these by sure_bias
+            req = replace(req, doubtful=confusables.doubtful(req.text, req.draft, sure))
         return req, got
+
+    def swaps(self, req: EditRequest) -> list[confusables.Swap]:
+        """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
+        with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
+        o = self.options
+        swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
+        if o.sure and o.harper:
+            swaps += [confusables.Swap(start=c.start, end=c.end, word=req.text[c.start : c.end],
+                                       replacement=c.replacement, kind="harper")
+                      for c in grammarcheck.kinds_of_changes(req.text, req.filename)]  # fmt: skip
+        return swaps
 
     def stem(self, prompt: list[int], kind: str) -> list[int]:
         """The start every run of this job's prompts shares (chat template, system prompt,
@@ -199,7 +226,7 @@ class Job:
         # an answer under a grammar ends where the grammar does (a long extraction included)
         limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and c is None else None)
         run = o.edit(kind=kind, max_tokens=limit, keep_bias=self.keep_bias, suggest_bias=self.suggest_bias,
-                     constraint=c)  # fmt: skip
+                     sure_bias=self.sure_bias, constraint=c)  # fmt: skip
         try:
             return edit_events(self.backend, req, run)
         except GrammarError as exc:

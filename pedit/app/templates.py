@@ -22,6 +22,9 @@ FIX_CHUNK_TOKENS = 96  # see Template.chunk_tokens
 # β on the suggestions a tool made in fix's draft (Template.suggest_bias): measured in the
 # quality report against the keep-bias there too (+sb1.5), on the same machine and model
 FIX_SUGGEST_BIAS = 4.0
+# β on the suggestions the model's reading is sure of (Template.sure_bias, confusables.SURE):
+# enough to outweigh a copying model's preference for the file's token
+FIX_SURE_BIAS = 10.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class Template:
     keep_bias: float = 0.0
     # the β on the draft's tokens that a tool changed (a suggestion); None: keep_bias there too
     suggest_bias: float | None = None
+    # the β on the suggestions the model's reading is sure of (EditRequest.doubtful); None:
+    # suggest_bias there too
+    sure_bias: float | None = None
     # its draft has the spelling suggestions of spelling.py (with a keep-bias, the model
     # leans towards each correction and keeps or rejects it) unless --no-spelling
     spelling: bool = False
@@ -78,6 +84,7 @@ BUILTIN = {
             spelling=True,
             chunk_tokens=FIX_CHUNK_TOKENS,
             suggest_bias=FIX_SUGGEST_BIAS,
+            sure_bias=FIX_SURE_BIAS,
             judged=True,
             keeps_lines=True,
         ),

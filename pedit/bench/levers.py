@@ -3,7 +3,8 @@
 A variant may change the speculation (`plain`: none, the speed baseline whose output must
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`) and on the token after a tool's
-deletion ("by by" -> "by": `nodeletions`, without it), Harper's grammar suggestions
+deletion ("by by" -> "by": `nodeletions`, without it) and on the suggestions the model's
+reading is sure of (`sure`, off by default), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
 among them the dropped articles put back (`articles`, off by default) and a word's
 neighbours at one edit (`norealwords`: without them), how
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 
-from ..app.confusables import ARTICLES, REAL_WORDS
+from ..app.confusables import ARTICLES, REAL_WORDS, SURE
 from ..app.jobs import Job, Outcome
 from ..engine.edit import SUGGEST_DELETIONS
 
@@ -39,6 +40,7 @@ class Variant:
     confusables: bool = True  # the confusion-set swaps the model scores likelier, in fix's draft
     articles: bool = ARTICLES  # with them, the dropped articles put back (confusables._articles)
     real_words: bool = REAL_WORDS  # with them, a word's neighbours at one edit (confusables._real)
+    sure: bool = SURE  # Harper's suggestions scored too; the sure ones leant on harder (confusables.sure)
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
@@ -73,6 +75,7 @@ VARIANTS: dict[str, Variant] = {
     "articles": Variant(articles=True),
     "norealwords": Variant(real_words=False),
     "nodeletions": Variant(suggest_deletions=False),
+    "sure": Variant(sure=True),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),

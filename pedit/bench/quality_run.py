@@ -101,7 +101,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     options = EngineOptions(
         speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
         harper=variant.harper, confusables=variant.confusables, articles=variant.articles,
-        real_words=variant.real_words, intents=variant.intents, retry=variant.retry,
+        real_words=variant.real_words, sure=variant.sure, intents=variant.intents, retry=variant.retry,
         suggest_bias=variant.suggest_bias, suggest_deletions=variant.suggest_deletions,
         dialect=variant.dialect,
     )  # fmt: skip

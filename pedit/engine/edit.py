@@ -69,19 +69,23 @@ def make_drafters(names: Sequence[str], prompt: Prompt, token_bytes=None) -> lis
     return [make[name]() for name in DRAFTERS if name in names]
 
 
-def _keep_bias(
-    backend, req: EditRequest, prompt: Prompt, keep_bias: float, suggest_bias: float | None, deletions: bool
-):
+def _keep_bias(backend, req: EditRequest, prompt: Prompt, o: EditOptions):
     """The run's KeepBias: β on the draft's next token, β_suggest where a tool changed the
-    draft (keepbias.suggested, with `deletions` after a deletion too); None when neither
-    biases anything."""
-    if not (keep_bias or suggest_bias):
+    draft (keepbias.suggested, with o.suggest_deletions after a deletion too), β_sure where
+    the draft differs from req.doubtful (the suggestions the model's reading is sure of);
+    None when nothing is biased."""
+    if not (o.keep_bias or o.suggest_bias):
         return None
     boost = None
-    if suggest_bias is not None and suggest_bias != keep_bias and req.draft not in (None, req.text):
+    if o.suggest_bias is not None and o.suggest_bias != o.keep_bias and req.draft not in (None, req.text):
         file = build_prompt(backend, replace(req, draft=None)).draft
-        boost = [(suggest_bias - keep_bias) * s for s in suggested(prompt.draft, file, deletions=deletions)]
-    return KeepBias(keep_bias, prompt.draft, prompt.tokens, boost)
+        marks = suggested(prompt.draft, file, deletions=o.suggest_deletions)
+        boost = [(o.suggest_bias - o.keep_bias) * s for s in marks]
+        if o.sure_bias is not None and req.doubtful not in (None, req.draft):
+            doubt = build_prompt(backend, replace(req, draft=req.doubtful)).draft
+            sure = suggested(prompt.draft, doubt, deletions=o.suggest_deletions)
+            boost = [b + (o.sure_bias - o.suggest_bias) * s for b, s in zip(boost, sure, strict=True)]
+    return KeepBias(o.keep_bias, prompt.draft, prompt.tokens, boost)
 
 
 # β after a tool's deletion too, by default: measured as the quality report's lever, the
@@ -103,7 +107,9 @@ class EditOptions:
     not given). keep_bias: β added to the logit of the file's next token (keepbias.py; a
     rewrite only), the same for every speculate mode; suggest_bias: the β on the draft's
     tokens a tool changed (req.draft against req.text; None: keep_bias there too), and
-    with suggest_deletions on the token after a tool's deletion too.
+    with suggest_deletions on the token after a tool's deletion too; sure_bias: the β on
+    the draft's tokens that differ from req.doubtful (the suggestions the model's reading
+    is sure of; None: suggest_bias there too).
     constraint: what the answer must match (a rewrite: the file's text, before its closing
     fence); coalesce: forced tokens cost no pass of their own (speculative.py)."""
 
@@ -117,6 +123,7 @@ class EditOptions:
     keep_bias: float = 0.0
     suggest_bias: float | None = None
     suggest_deletions: bool = SUGGEST_DELETIONS
+    sure_bias: float | None = None  # β where the draft differs from req.doubtful (None: suggest_bias)
     constraint: Constraint | None = None
     coalesce: bool = True
 
@@ -145,7 +152,7 @@ def edit_events(
     else:
         prompt, drafters = build_prompt(backend, req), o.drafters
         until = FenceStream(prompt.fence, req.text)
-        keep = _keep_bias(backend, req, prompt, o.keep_bias, o.suggest_bias, o.suggest_deletions)
+        keep = _keep_bias(backend, req, prompt, o)
     room = max(1, backend.n_ctx - len(prompt.tokens))
     decode = DecodeOptions(o.max_tokens or min(default_max_tokens(backend, req.text), room), o.sampling)
     rule = FREE
