@@ -178,14 +178,15 @@ class Job:
                     for w in swaps]  # fmt: skip
         got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
         kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
-        ours = [(w, d) for w, d in zip(swaps, got.deltas, strict=True) if w.kind != "harper"]
-        taken = confusables.chosen(req.text, [w for w, _ in ours], [d for _, d in ours])
+        ours = [i for i, w in enumerate(swaps) if w.kind != "harper"]  # Harper's are scored for `sure` only
+        mine, deltas = [swaps[i] for i in ours], [got.deltas[i] for i in ours]
+        taken = confusables.chosen(req.text, mine, deltas)
         if taken:
             draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds,
                                        variety=self.options.dialect)  # fmt: skip
             req = replace(req, draft=None if draft == req.text else draft)
         guess_at = min(confusables.GUESS, confusables.THRESHOLD)
-        likely = confusables.chosen(req.text, [w for w, _ in ours], [d for _, d in ours], guess_at)
+        likely = confusables.chosen(req.text, mine, deltas, guess_at)
         if likely != taken:  # the swaps the model probably makes too: the speculative draft's
             guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds,
                                        variety=self.options.dialect)  # fmt: skip

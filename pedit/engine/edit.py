@@ -88,11 +88,10 @@ def _keep_bias(backend, req: EditRequest, prompt: Prompt, o: EditOptions):
     return KeepBias(o.keep_bias, prompt.draft, prompt.tokens, boost)
 
 
-# β after a tool's deletion too, by default: measured as the quality report's lever, the
-# same run with and without (docs/quality.md, AMD EPYC, 2026-11-27): mean 0.70 -> 0.72, on
-# the tuning files 2 more errors fixed ("to dark", a doubled word) and 1 wrong change
-# ("typicaly" -> "typical"), natural errors held out 65% -> 68% at 96% ("jogged by by");
-# the report's `+nodeletions` row is the default without it
+# β after a tool's deletion too, by default: chosen on the tuning files, where it fixed 2
+# more errors ("to dark", a doubled word) for 1 wrong change ("typicaly" -> "typical");
+# docs/quality.md's `+nodeletions` row is the default without it (AMD EPYC, 2026-11-27:
+# mean 0.71 -> 0.70, natural errors held out 68% -> 65%)
 SUGGEST_DELETIONS = True
 
 
