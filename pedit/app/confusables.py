@@ -100,9 +100,9 @@ NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 # docs/quality.json: on the tuning tasks the draft's right suggestions the output did not
 # make scored 19.0 ("aloud" -> "allowed"), 18.4, 10.3 ("is is"), 10.0 ("Its" -> "It's"),
 # 8.0 and 2.0, and the highest wrong one 7.0 ("Barkers" -> "Barker"); SURE_THRESHOLD keeps
-# the confusion sets' margin of 2 nats over it (4 of the 6). The report's `+sure` lever
-# (EngineOptions.sure), off by default until a full report measures it.
-SURE = False
+# the confusion sets' margin of 2 nats over it (4 of the 6). On by default (EngineOptions.sure);
+# the report's `+nosure` lever measures it.
+SURE = True
 SURE_THRESHOLD = 9.0  # nats
 
 ALTERNATIVES: dict[str, tuple[str, ...]] = {}

@@ -61,7 +61,7 @@ class EngineOptions(EditOptions):
     real_words: bool = REAL_WORDS
     # Harper's suggestions scored too, and those and the swaps taken that the model's reading
     # is sure of (confusables.SURE_THRESHOLD) leant on harder (EditRequest.doubtful,
-    # Template.sure_bias): the report's `+sure` lever, off by default
+    # Template.sure_bias): on by default; the report's `+nosure` lever measures it
     sure: bool = SURE
     # a template that reads intents (refactor) goes through the tools, the grammar and the
     # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)

@@ -4,7 +4,7 @@ A variant may change the speculation (`plain`: none, the speed baseline whose ou
 be the same as pedit's), the keep-bias (`kbB`), the spelling suggestions in the draft
 (`nospell`), the β on the suggestions themselves (`sbB`) and on the token after a tool's
 deletion ("by by" -> "by": `nodeletions`, without it) and on the suggestions the model's
-reading is sure of (`sure`, off by default), Harper's grammar suggestions
+reading is sure of (`nosure`: without it), Harper's grammar suggestions
 beside them (`noharper`), the confusion-set swaps the model scores (`noconfusables`) and
 among them the dropped articles put back (`articles`, off by default) and a word's
 neighbours at one edit (`norealwords`: without them), how
@@ -75,7 +75,7 @@ VARIANTS: dict[str, Variant] = {
     "articles": Variant(articles=True),
     "norealwords": Variant(real_words=False),
     "nodeletions": Variant(suggest_deletions=False),
-    "sure": Variant(sure=True),
+    "nosure": Variant(sure=False),
     "notools": Variant(intents=False),
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),

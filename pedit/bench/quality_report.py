@@ -306,9 +306,9 @@ _HOW = """## How it is scored
   word's common neighbours at one edit the model scores likelier ("the preferred from" ->
   "form"); `+nodeletions` without the suggestions' β on the draft token right after a
   tool's deletion ("by by" -> "by" changes no draft token, so without it the suggestion's
-  β goes nowhere); `+sure` Harper's suggestions scored by the model too, and every
-  suggestion it reads as 9 nats likelier or more leant on with a β of 10 rather than 4
-  (a model copying its input declines suggestions it scores far likelier; off by default);
+  β goes nowhere); `+nosure` without scoring Harper's suggestions by the model and
+  leaning on every suggestion it reads as 9 nats likelier or more with a β of 10 rather
+  than 4 (a model copying its input declines suggestions it scores far likelier);
   `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
   check fails (no second run, no exact rename written in its place); `+partnote` each
