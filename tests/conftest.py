@@ -15,6 +15,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parent))
 
 import tiny  # noqa: E402
+from pedit.app import confusables  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
 
 KINDS = ["reference", "llama.cpp", "transformers"]
@@ -29,6 +30,18 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     for var in ("PEDIT_MODEL", "PEDIT_BACKEND"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def copying_tiny_models(request, monkeypatch):
+    """The tiny random models read some of Harper's suggestions as 9 nats likelier or more
+    (their log-probs are wide and random), and fix's β of 10 on those (confusables.sure)
+    leads them off the file, where the shells' tests need a fix that copies. The sure
+    suggestions are tested where they are made (test_confusables.py, test_lossless.py), and
+    the real model (the `slow` tests) runs with every default."""
+    if request.node.get_closest_marker("slow") or request.module.__name__ == "test_confusables":
+        return
+    monkeypatch.setattr(confusables, "SURE_THRESHOLD", float("inf"))
 
 
 @pytest.fixture(scope="session")

@@ -37,11 +37,15 @@ def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
         assert e2e.command(TASK, path, config, stats)[1:5] == want
 
 
-def test_a_real_run_reads_its_figures_back(monkeypatch):
+def test_a_real_run_reads_its_figures_back(monkeypatch, isolated_dirs):
     """The CLI on the reference backend (PEDIT_BACKEND), in a new process: its load time,
     prompt and file tokens, and its runs (one per part of the file) come back through
-    --stats-json."""
+    --stats-json. Without the tools' suggestions, which lead the random model off the file
+    (conftest.copying_tiny_models), in the user's config."""
     monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    user = isolated_dirs / "config" / "pedit" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("spelling = false\n")
     got = e2e.run_once(TASK, "plain", 0)
     assert got.exit_code == 0 and got.output
     backend = open_backend("reference")
