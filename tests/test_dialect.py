@@ -39,8 +39,13 @@ def test_a_word_right_in_the_variety_is_not_a_spelling_correction():
 def test_a_word_replaced_by_one_the_variety_does_not_spell_so_is_put_back():
     source = "Her demeanour and teh colour were grey.\n"
     answer = "Her demeanor and the color were gray.\n"
-    # demeanor: Harper's British spells it so too; color and gray it does not
-    assert dialect.keep_words(source, answer, "british") == "Her demeanor and the colour were grey.\n"
+    # color and gray British does not spell so; demeanor it does, but demeanour is its own
+    # spelling (American flags it), and a fix does not respell it American
+    assert dialect.keep_words(source, answer, "british") == "Her demeanour and the colour were grey.\n"
+    organised = dialect.keep_words("the organised teh\n", "the organized the\n", "british")
+    assert organised == "the organised the\n"
+    # a word both spell so, replaced by another: a fix's own business
+    assert dialect.keep_words("their colour\n", "there colour\n", "british") == "there colour\n"
     assert dialect.keep_words(source, answer, "american") == answer  # American flags the old words
     assert dialect.keep_words(source, source, "british") == source
     # not one word for one: left as the answer has it

@@ -16,11 +16,13 @@ American, "color" in British). With F_d the document's words that variety d flag
 
     spelling   a word the variety accepts is never a spelling correction's (spelling.py:
                pyspellchecker's corrections are only of words Harper flags too)
-    keep_words where the answer replaced one word by another that the variety flags, the
-               first right in it ("colour" -> "color" or "grey" -> "gray" in a British
-               text; Harper's British and Canadian accept "demeanor" too), the first is
-               put back: a fix never writes a word misspelt in the document's own English
-               over one that was right
+    keep_words where the answer replaced one word right in the variety by another that
+               the variety flags ("colour" -> "color" or "grey" -> "gray" in a British
+               text), or, in a variety other than American, one of the variety's own
+               spellings (right in it, flagged by American) by a word American accepts
+               ("demeanour" -> "demeanor": Harper's British and Canadian accept both),
+               the first is put back: a fix never respells a word that was right in the
+               document's own English
 
 `--dialect` and the `dialect` config key force a variety ("auto": detect).
 """
@@ -88,7 +90,8 @@ def resolve(choice: str, text: str) -> str:
 def keep_words(source: str, output: str, name: str) -> str:
     """`output` with each word that replaced one word of `source` (in a run of as many
     words replaced by as many) put back where variety `name` accepts the old word and
-    flags the new one."""
+    flags the new one, or (`name` not American) the old word is one American flags and
+    the new one American accepts."""
     if source == output:
         return output
     a, b = list(_WORD.finditer(source)), list(_WORD.finditer(output))
@@ -97,10 +100,13 @@ def keep_words(source: str, output: str, name: str) -> str:
              for pair in zip(a[i1:i2], b[j1:j2], strict=True)]  # fmt: skip
     if not pairs:
         return output
-    bad = flagged([m.group(0).lower() for pair in pairs for m in pair], name)
+    words = [m.group(0).lower() for pair in pairs for m in pair]
+    bad = flagged(words, name)
+    us = flagged(words, "american") if name != "american" else set()
     out, at = [], 0
     for old, new in pairs:
-        if new.group(0).lower() in bad and old.group(0).lower() not in bad:
+        o, n = old.group(0).lower(), new.group(0).lower()
+        if o not in bad and (n in bad or (o in us and n not in us)):
             out += [output[at : new.start()], old.group(0)]
             at = new.end()
     return "".join(out) + output[at:]
