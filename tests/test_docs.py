@@ -70,7 +70,7 @@ def test_the_readmes_speed_sentence_quotes_the_reports():
 
 def test_the_readme_quality_sentence_quotes_the_quality_report():
     """README's natural-error figures are docs/quality.json's (the default model, with and
-    without Harper)."""
+    without Harper, and without the sure lean)."""
     from pedit.bench.quality_goals import summarize
     from pedit.bench.quality_run import QualityRun
 
@@ -91,4 +91,6 @@ def test_the_readme_quality_sentence_quotes_the_quality_report():
     h, hn = summarize(runs, default, held), summarize(runs, noharper, held)
     held_out = f"fixes {pct(h.recall)} of the held-out errors ({pct(hn.recall)} without Harper)"
     assert f"{held_out} at {pct(h.precision)}" in readme
+    without_sure = summarize(runs, default + "+nosure", held)
+    assert f"(the report's `+nosure` lever) the held-out figure is {pct(without_sure.recall)}" in readme
     assert f"against {pct(summarize(runs, default, others).recall)} of the misspellings" in readme
