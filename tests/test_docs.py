@@ -4,6 +4,7 @@ quotes docs/e2e.json, its quality sentence docs/quality.json."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import statistics
@@ -26,18 +27,24 @@ def test_the_e2e_report_is_what_its_runs_render_to():
     assert e2e_report.markdown({**data, "rendered": rendered_by(text)}) == text
 
 
-def server_peers():
+def scripts(name: str):
+    """scripts/<name>.py, imported."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        import measure_server_peers
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    return measure_server_peers
 
 
 def test_the_server_peers_report_is_what_its_runs_render_to():
     data = json.loads((DOCS / "server-peers.json").read_text(encoding="utf-8"))
-    assert server_peers().render(data) == (DOCS / "server-peers.md").read_text(encoding="utf-8")
+    rendered = scripts("measure_server_peers").render(data)
+    assert rendered == (DOCS / "server-peers.md").read_text(encoding="utf-8")
+
+
+def test_the_planner_report_is_what_its_replays_render_to():
+    data = json.loads((DOCS / "planner.json").read_text(encoding="utf-8"))
+    assert scripts("replay_passes").render(data) == (DOCS / "planner.md").read_text(encoding="utf-8")
 
 
 def test_the_readmes_speed_sentence_quotes_the_reports():
