@@ -1,7 +1,8 @@
 """How a pass-shaping policy would have done on real answers, without the timing noise.
 
 `record` runs pedit's commands on corpus tasks (the default model, in this process) and
-keeps each speculative answer: its request, its options, and the tokens the model wrote.
+keeps each speculative answer: its request, its options, and the tokens the model wrote;
+`record-serve`, pedit serve's answers to the e2e benchmark's chat requests for them.
 `replay` decodes each answer again on a backend that knows the answer (its logits: the
 answer's next token, wherever the prefix is the answer's; the real tokenizer), with the
 run's own cost model, and prices every pass of the answer with that model:
@@ -13,6 +14,7 @@ lossless decoder's passes depend only on the tokens it emits and its planner); t
 are the cost model's, not a clock's, so two policies compare without two runs' noise.
 
     python scripts/replay_passes.py record --tasks prose-darwin,md-click-fix --out rec.pkl
+    python scripts/replay_passes.py record-serve --tasks prose-walden --out serve.pkl
     python scripts/replay_passes.py replay train.pkl held.pkl [--markdown docs/planner.md]
 """
 
@@ -77,6 +79,33 @@ def record(tasks: str, out: Path) -> None:
             ):
                 app(args, standalone_mode=False)
         print(f"{task.id}: {sum(k['task'] == task.id for k in kept)} answers", file=sys.stderr)
+    out.write_bytes(pickle.dumps(kept))
+
+
+def record_serve(tasks: str, out: Path) -> None:
+    """`pedit serve`'s answers to the e2e benchmark's chat requests (bench/servers.py's
+    request_for, with the file as `prediction`), as serve/run.py starts them, in this process."""
+    from pedit.app import calibration
+    from pedit.bench import servers
+    from pedit.engine import chat
+    from pedit.serve import run, schema, tools
+
+    backend = models.load(models.DEFAULT_MODEL)
+    cost = calibration.measure_cost(backend)
+    kept: list[dict] = []
+    for task in corpus.select(corpus.load_tasks(), ids=tasks):
+        r = servers.request_for(task)
+        prediction = {"type": "content", "content": r["prediction"]}
+        body = {"model": models.DEFAULT_MODEL, "temperature": 0, "max_tokens": r["max_tokens"],
+                "messages": r["messages"], "prediction": prediction}  # fmt: skip
+        call = schema.parse_chat(json.dumps(body).encode(), backend.n_ctx)
+        call = replace(call, prediction=tools.propose(call.messages, call.prediction).draft)
+        prompt, draft = run.tokens(backend, call)
+        for ev in chat.completion_events(backend, prompt, call.options, draft=draft, cost=cost):
+            if isinstance(ev, Finished):
+                got = {"prompt": prompt, "draft": draft, "options": call.options, "answer": list(ev.tokens)}
+                kept.append({"task": task.id, "serve": True, "cost": cost.to_json(), **got})
+        print(f"{task.id}: {len(kept[-1]['answer'])} tokens", file=sys.stderr)
     out.write_bytes(pickle.dumps(kept))
 
 
@@ -162,13 +191,20 @@ def _watch_drafts() -> None:
 def _replay(real, a: dict, oracle: bool) -> dict:
     """One recorded answer decoded again (the default planner, or the oracle): its counts
     and its passes priced."""
-    prompt = build_prompt(real, a["req"]).tokens
+    from pedit.engine import chat
+
+    serve = a.get("serve", False)
+    prompt = a["prompt"] if serve else build_prompt(real, a["req"]).tokens
     full = prompt + a["answer"] + [min(real.eos_ids)]  # the token that ended it was not kept
     cost = CostModel.from_json(a["cost"])
     backend = _LAST["backend"] = Replay(real, full, cost, len(prompt))
-    edit.CostPlanner = _Oracle if oracle else planner.CostPlanner
+    edit.CostPlanner = chat.CostPlanner = _Oracle if oracle else planner.CostPlanner
+    if serve:
+        events = chat.completion_events(backend, prompt, a["options"], draft=a["draft"], cost=cost)
+    else:
+        events = edit.edit_events(backend, a["req"], replace(a["options"], cost=cost))
     fin = None
-    for ev in edit.edit_events(backend, a["req"], replace(a["options"], cost=cost)):
+    for ev in events:
         if isinstance(ev, Prefilled):
             backend.seconds = 0.0
         fin = ev
@@ -198,8 +234,9 @@ def replay(files: list[Path], out: Path | None) -> None:
                           "planner": _add([_replay(real, a, oracle=False) for a in mine]),
                           "oracle": _add([_replay(real, a, oracle=True) for a in mine])})  # fmt: skip
             print(t, tasks[-1], file=sys.stderr, flush=True)
-        groups.append({"name": f.stem, "tasks": tasks})
+        groups.append({"name": f.stem, "serve": any(a.get("serve") for a in answers), "tasks": tasks})
     data = {
+        "kind": "replay",
         "machine": {"cpu": cpu_name(), "cores": usable_cpus()},
         "started": time.strftime("%Y-%m-%d %H:%M"),
         "command": f"python scripts/replay_passes.py replay {' '.join(map(str, files))}"
@@ -247,15 +284,18 @@ def render(data: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("record")
-    r.add_argument("--tasks", required=True)
-    r.add_argument("--out", type=Path, required=True)
+    for name in ("record", "record-serve"):
+        r = sub.add_parser(name)
+        r.add_argument("--tasks", required=True)
+        r.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("replay")
     p.add_argument("files", type=Path, nargs="+")
     p.add_argument("--markdown", type=Path)
     a = ap.parse_args()
     if a.cmd == "record":
         record(a.tasks, a.out)
+    elif a.cmd == "record-serve":
+        record_serve(a.tasks, a.out)
     else:
         replay(a.files, a.markdown)
 

@@ -11,7 +11,7 @@ import pytest
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
-from pedit.bench import e2e, e2e_report
+from pedit.bench import e2e, e2e_bounds, e2e_medians, e2e_report
 from pedit.bench.corpus import load_tasks
 
 TASK = next(t for t in load_tasks() if t.id == "md-essay-demo")
@@ -123,7 +123,7 @@ def test_the_copy_heavy_answer_is_held_to_the_reading_rate_and_the_live_line_to_
     assert goals[f"the answer of a copy-heavy edit ({copy})"] == ("40 / 50 tok/s = 80%", True)
     assert goals["the live line's speedup with the prompt"] == (f"worst -6% ({copy})", True)  # 1.5 / 1.6
     # perfect drafts: pedit's 10 s with its 3 s answer read in 2.4 s instead, against plain's 14 s
-    assert e2e_report.bound(data, copy) == pytest.approx(14 / 9.4) and e2e_report.bound(data, "b") is None
+    assert e2e_bounds.bound(data, copy) == pytest.approx(14 / 9.4) and e2e_bounds.bound(data, "b") is None
 
 
 def test_where_the_answer_goes_is_the_median_answers_own_figures():
@@ -184,7 +184,7 @@ def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():
                  run("a", "llama-server ngram-mod", r, mod)]  # fmt: skip
     runs += [run("b", "pedit", 0, 10), run("b", "llama-server ngram-mod", 0, 12)]  # b: no pedit serve
     data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}]}
-    assert e2e_report.best_peer(data, "a") == (15, "llama-server ngram-simple")  # medians 21, 15, 16
+    assert e2e_medians.best_peer(data, "a") == (15, "llama-server ngram-simple")  # medians 21, 15, 16
     goals = {g.split(" >=")[0]: (v, ok) for g, v, ok in e2e_report.goals(data)}
     assert goals["the CLI end to end (a new process, load included)"] == (
         "1.28x (from 1.20x to 1.36x)",
@@ -208,14 +208,41 @@ def test_what_bounds_the_goals_against_llama_server_is_a_perfect_draft_with_the_
     runs = [run("a", "pedit", 0, 11), run("a", "pedit serve", 0, 8), run("a", "llama-server", 0, 15),
             run("a", "reading", 0, 9, decode_seconds=1.0)]  # fmt: skip
     data = {"runs": runs, "tasks": [{"id": "a"}]}
-    assert e2e_report.peer_bound(data, "a", "pedit") == pytest.approx(15 / 9)
-    assert e2e_report.peer_bound(data, "a", "pedit serve") == pytest.approx(15 / 6)
-    text = e2e_report._bounds(data)
+    assert e2e_bounds.peer_bound(data, "a", "pedit") == pytest.approx(15 / 9)
+    assert e2e_bounds.peer_bound(data, "a", "pedit serve") == pytest.approx(15 / 6)
+    text = e2e_bounds.paragraphs(data)
     assert "the CLI would be at most 1.67x (median; a 1.67x)" in text
     assert "a 6.0 s = 40%" in text and "would be at most 2.50x (median; a 2.50x)" in text
     # a server that said nothing of its prompt (all its seconds the answer's): no bound for it
     runs[1] |= {"prefill_seconds": 0.0, "decode_seconds": 8.0}
-    assert e2e_report.peer_bound(data, "a", "pedit serve") is None
+    assert e2e_bounds.peer_bound(data, "a", "pedit serve") is None
+
+
+def test_the_oracles_bound_is_the_answer_shortened_by_the_replays_share():
+    """A replay (scripts/replay_passes.py's JSON) merged in: the oracle took half the
+    planner's priced time on the CLI's answer to task a, so pedit's 3 s answer takes 1.5 s
+    and its 11 s run 9.5 s: 20 / 9.5 against plain, 15 / 9.5 against the best server; and
+    three quarters on pedit serve's, whose 8 s request then takes 8 - 3 / 4 s. Runs from
+    another machine are refused, as any."""
+    timed = [run("a", "pedit", 0, 11), run("a", "plain", 0, 20), run("a", "llama-server", 0, 15),
+             run("a", "pedit serve", 0, 8)]  # fmt: skip
+    runs = {"machine": {"cpu": "c"}, "command": "e2e", "started": "s", "tasks": [{"id": "a"}], "runs": timed}
+    half = {"planner": {"seconds": 4.0}, "oracle": {"seconds": 2.0}}
+    most = {"planner": {"seconds": 4.0}, "oracle": {"seconds": 3.0}}
+    groups = [{"name": "e2e", "tasks": [{"id": "a", **half}, {"id": "z", **half}]},
+              {"name": "serve", "serve": True, "tasks": [{"id": "a", **most}]}]  # fmt: skip
+    replay = {"kind": "replay", "machine": {"cpu": "c"}, "command": "replay", "started": "", "groups": groups}
+    data = e2e_report.merge([runs, replay])
+    assert data["oracle"] == {"a": 0.5} and data["oracle_serve"] == {"a": 0.75}
+    assert data["command"] == "e2e and replay"
+    text = e2e_bounds.paragraphs(data)
+    assert "the answers take a 0.50 of the planner's time" in text
+    assert f"against --speculate off {20 / 9.5:.2f}x (median; a {20 / 9.5:.2f}x)" in text
+    assert f"the best llama-server configuration {15 / 9.5:.2f}x (median; a {15 / 9.5:.2f}x)" in text
+    assert f"pedit serve (a 0.75 of its answers' time, replayed as well) {15 / 7.25:.2f}x" in text
+    assert "oracle" not in e2e_report.merge([runs])
+    with pytest.raises(ValueError, match="different machines"):
+        e2e_report.merge([runs, {**replay, "machine": {"cpu": "other"}}])
 
 
 def test_without_llama_server_its_configurations_are_left_out(tmp_path):

@@ -7,49 +7,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from ..app.templates import FIX_CHUNK_TOKENS
-from . import servers
+from . import e2e_bounds
 from .e2e import COPY, FIRST, SERVED
-
-
-def first_command(data: dict) -> tuple[str, float, float] | None:
-    """(task, seconds of a new user's first command, median of its later runs): the
-    first warm-up run and the same task's timed pedit runs; None for runs before it."""
-    warm = [x for x in data["runs"] if x["repeat"] == -1]
-    p = medians(data["runs"], warm[0]["task"], "pedit") if warm else None
-    return (warm[0]["task"], warm[0]["seconds"], p["seconds"]) if p else None
-
-
-def medians(runs: list[dict], task: str, config: str) -> dict | None:
-    mine = [x for x in runs if x["task"] == task and x["config"] == config and x["repeat"] >= 0]
-    if not mine:
-        return None
-    keys = ("seconds", "load_seconds", "prefill_seconds", "decode_seconds")
-    out = {k: statistics.median(x[k] for x in mine) for k in keys}
-    kept = all("tool_seconds" in x for x in mine)  # runs from before it: in their prompt's time
-    out["tool_seconds"] = statistics.median(x["tool_seconds"] for x in mine) if kept else None
-    # what plain decoding spends too: the prompt, the tools' reads, the answer
-    out["spent"] = statistics.median(x["prefill_seconds"] + x.get("tool_seconds", 0.0) + x["decode_seconds"]
-                                     for x in mine)  # fmt: skip
-    reported = [x["reported"] for x in mine if x.get("reported")]
-    out["reported"] = statistics.median(reported) if reported else None
-    out["answer_rate"] = _rate(mine, lambda x: x["completion_tokens"], "decode_seconds")
-    out["tokens"] = statistics.median(x["completion_tokens"] for x in mine)
-    out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
-                                 - (out["tool_seconds"] or 0.0) - out["decode_seconds"])  # fmt: skip
-    out["middle"] = sorted(mine, key=lambda x: x["decode_seconds"])[len(mine) // 2]  # its answer's figures
-    read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
-    out["read"] = statistics.median(read)
-    out["file_tokens"] = mine[0]["file_tokens"]
-    out["runs"] = mine[0].get("runs")  # None: runs from before --stats-json said
-    out["failed"] = sum(x["exit_code"] != 0 for x in mine)
-    return out
-
-
-def _rate(runs: list[dict], tokens, seconds: str) -> float | None:
-    """The median over runs of tokens(run) / run[seconds] (None when no run spent any)."""
-    rates = [tokens(x) / x[seconds] for x in runs if x[seconds] > 0]
-    return statistics.median(rates) if rates else None
+from .e2e_medians import best_peer, first_command, medians
 
 
 def _ratios(data: dict, other: str) -> dict[str, float]:
@@ -60,12 +20,6 @@ def _ratios(data: dict, other: str) -> dict[str, float]:
         if p and o:
             out[t] = o["seconds"] / p["seconds"]
     return out
-
-
-def best_peer(data: dict, task: str) -> tuple[float, str] | None:
-    """llama-server's fastest configuration on the task: (median seconds, configuration)."""
-    got = [(m["seconds"], c) for c in servers.PEERS if (m := medians(data["runs"], task, c))]
-    return min(got) if got else None
 
 
 def _peer_ratios(data: dict, config: str) -> dict[str, float]:
@@ -142,101 +96,6 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
     return out
 
 
-def bound(data: dict, task: str) -> float | None:
-    """What perfect drafts could give this task end to end: plain's seconds over pedit's
-    with its answer read at the model's reading rate (the `reading` runs), the start-up,
-    the load and the prompt as they were."""
-    o, ideal = medians(data["runs"], task, "plain"), _ideal(data, task, "pedit")
-    return o["seconds"] / ideal if o and ideal else None
-
-
-def _ideal(data: dict, task: str, config: str) -> float | None:
-    """`config`'s median seconds with its answer read at the model's reading rate (the
-    `reading` runs): a perfect draft, everything else as it was; None without the split."""
-    x, r = medians(data["runs"], task, config), medians(data["runs"], task, "reading")
-    if not (x and r and r["answer_rate"]) or (config in SERVED and not x["prefill_seconds"]):
-        return None
-    return x["seconds"] - x["decode_seconds"] + x["tokens"] / r["answer_rate"]
-
-
-def peer_bound(data: dict, task: str, config: str) -> float | None:
-    """The best llama-server configuration's seconds over `config`'s ideal (_ideal): the
-    most a perfect draft could give `config` against it on this task."""
-    best, ideal = best_peer(data, task), _ideal(data, task, config)
-    return best[0] / ideal if best and ideal else None
-
-
-def _each(got: dict[str, float]) -> str:
-    """'1.39x (median; a 1.38x, b 1.23x)'."""
-    return (
-        f"{statistics.median(got.values()):.2f}x (median; "
-        + ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
-        + ")"
-    )
-
-
-def _bounds(data: dict) -> str:
-    ids = [t["id"] for t in data["tasks"]]
-    out = []
-    if got := {t: b for t in ids if (b := bound(data, t)) is not None}:
-        out.append(
-            "What bounds the goal against --speculate off here: were every answer verified as fast as "
-            "the model reads (a perfect draft, at the `reading` runs' rate), the prompt, the load and "
-            f"the start-up as they are, pedit would be {_each(got)} as fast as plain decoding."
-        )
-    if cli := {t: b for t in ids if (b := peer_bound(data, t, "pedit")) is not None}:
-        fixed = []  # what the server's request never pays: the CLI's start-up, load and tools
-        for t in cli:
-            p, best = medians(data["runs"], t, "pedit"), best_peer(data, t)[0]
-            s = p["startup_seconds"] + p["load_seconds"] + (p["tool_seconds"] or 0.0)
-            fixed.append(f"{t} {s:.1f} s = {s / best:.0%}")
-        out.append(
-            "What bounds the goals against llama-server: with the same perfect draft, the CLI would be "
-            f"at most {_each(cli)} as fast as the best llama-server configuration. What the server's "
-            "request never pays, the CLI's start-up, its model's load and its tools (a fix's scoring "
-            "of confusable words), is alone, in seconds and as a share of the best server's request: "
-            + ", ".join(fixed)
-            + "."
-        )
-    p, r = medians(data["runs"], FIRST, "pedit"), medians(data["runs"], FIRST, "plain")
-    reading = medians(data["runs"], FIRST, "reading")
-    if p and r and reading and reading["answer_rate"]:
-        before = p["prefill_seconds"] + (p["tool_seconds"] or 0.0)  # the live line's prompt
-        ideal = (before + r["decode_seconds"]) / (before + p["tokens"] / reading["answer_rate"])
-        out.append(
-            f"What bounds `make demo`'s live line: its answer at the reading rate, plain's answer "
-            f"({r['decode_seconds']:.1f} s) and pedit's prompt and tools ({before:.1f} s) as they are, "
-            f"it would show at most {ideal:.2f}x with the prompt."
-        )
-    if frames := _frames(data):
-        out.append(
-            "What bounds the prompt tokens: each of a command's runs reads its prompt's frame beyond "
-            "the file (the file's name, the fences, the answer's start; the system prompt and the "
-            "instruction come from the prompt cache), and a fix runs once per about "
-            f"{FIX_CHUNK_TOKENS} tokens of the file (a small model fixes more in a paragraph than in "
-            "a whole file): file tokens + runs × frame = tokens read, " + ", ".join(frames) + "."
-        )
-    if serve := {t: b for t in ids if (b := peer_bound(data, t, "pedit serve")) is not None}:
-        out.append(
-            "pedit serve, its answer at the reading rate and the rest of its request as it is, would "
-            f"be at most {_each(serve)} as fast as the best llama-server configuration."
-        )
-    return "\n\n".join(out)
-
-
-def _frames(data: dict) -> list[str]:
-    """Per task whose runs say how many runs each made: its prompt tokens read as the
-    file's tokens plus each run's frame, 'md-essay-demo 109 + 2 × 15 = 139 (1.28x)'."""
-    out = []
-    for t in (t["id"] for t in data["tasks"]):
-        p = medians(data["runs"], t, "pedit")
-        if p and p["runs"] and p["file_tokens"]:
-            frame = (p["read"] - p["file_tokens"]) / p["runs"]
-            share = p["read"] / p["file_tokens"]
-            out.append(f"{t} {p['file_tokens']} + {p['runs']} × {frame:.0f} = {p['read']:.0f} ({share:.2f}x)")
-    return out
-
-
 def _differs(data: dict, task: str) -> tuple[int, list[tuple[str, str]]] | None:
     """(pedit's timed rounds, and for each whose output is not plain decoding's: plain's
     first differing line and pedit's), when every plain round wrote the same; else None."""
@@ -293,13 +152,21 @@ def merge(datas: list[dict]) -> dict:
     cpus = {d["machine"]["cpu"] for d in datas}
     if len(cpus) > 1:
         raise ValueError(f"runs from different machines ({', '.join(sorted(cpus))}) cannot be merged")
+    replays = [d for d in datas if d.get("kind") == "replay"]  # replay_passes.py's: the oracle's share
+    datas = [d for d in datas if d.get("kind") != "replay"]
+    oracle = e2e_bounds.ratios(replays)
     runs: list[dict] = []
     for d in datas:
         pairs = {(r["task"], r["config"]) for r in d["runs"]}
         runs = [r for r in runs if (r["task"], r["config"]) not in pairs] + d["runs"]
-    return {**datas[0], "runs": runs,
-            "tasks": list({t["id"]: t for d in datas for t in d["tasks"]}.values()),
-            "command": " and ".join(dict.fromkeys(d["command"] for d in datas)),
+    tasks = list({t["id"]: t for d in datas for t in d["tasks"]}.values())
+    extra = {}
+    if replays:
+        served = e2e_bounds.ratios(replays, serve=True)
+        extra = {"oracle": {t["id"]: oracle[t["id"]] for t in tasks if t["id"] in oracle},
+                 "oracle_serve": {t["id"]: served[t["id"]] for t in tasks if t["id"] in served}}  # fmt: skip
+    return {**datas[0], "runs": runs, **extra, "tasks": tasks,
+            "command": " and ".join(dict.fromkeys(d["command"] for d in datas + replays)),
             "started": ", ".join(dict.fromkeys(d["started"] for d in datas))}  # fmt: skip
 
 
@@ -467,7 +334,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "| goal | measured | met |",
         "|---|---:|:---:|",
         *(f"| {g} | {v} | {'yes' if ok else 'no'} |" for g, v, ok in goals(data)),
-        *(["", b] if (b := _bounds(data)) else []),
+        *(["", b] if (b := e2e_bounds.paragraphs(data)) else []),
     ]
     return "\n".join(lines) + "\n"
 
