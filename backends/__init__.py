@@ -10,11 +10,18 @@ from .base import (
     AnyBackend,
     Backend,
     BackendError,
+    Branching,
     Capabilities,
     ContextFull,
+    Delta,
     LocalBackend,
     RemoteBackend,
+    RemoteError,
+    Stateful,
     TextStream,
+    Usage,
+    branching,
+    stateful,
 )
 
 KINDS = ("llama.cpp", "transformers", "reference")  # local; "openai" is a server (open_remote)
@@ -75,6 +82,13 @@ __all__ = [
     "AnyBackend",
     "LocalBackend",
     "RemoteBackend",
+    "Branching",
+    "Stateful",
+    "branching",
+    "stateful",
+    "Delta",
+    "RemoteError",
+    "Usage",
     "open_backend",
     "open_remote",
 ]

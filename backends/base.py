@@ -22,7 +22,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 if TYPE_CHECKING:  # the protocol's arrays; importing pedit.backends loads no numpy
     import numpy as np
@@ -37,13 +37,10 @@ class Capabilities:
     # True: a LocalBackend (eval() gives logits); False: a RemoteBackend, a server that
     # returns text (backends/openai.py). Read in one place: engine/edit.local.
     logits: bool = True
-    # eval_branches([(keep, tokens), ...]): each branch's tokens read after the first `keep`
-    # cached ones in a sequence of its own, several in one pass, the cache left as it was
-    # (llama.cpp: a copy of the prefix's cells, no compute; the reference backend). The
-    # figure: how many branches one pass reads (each of a few tokens); 0: no
-    # eval_branches, a caller truncates and reads again.
-    branch: int = 0
-    # save_state() / load_state(tokens, data): the cache's cells as bytes and back, so a
+    # a Branching backend (eval_branches: several sequences that share the cache's prefix,
+    # read in one pass); else a caller truncates and reads again
+    branch: bool = False
+    # a Stateful backend (save_state, load_state: the cache's cells as bytes and back), so a
     # prompt's shared start is read once per machine (pedit/app/prefixcache.py)
     state: bool = False
 
@@ -113,24 +110,42 @@ class LocalBackend(Protocol):
     def truncate(self, n: int) -> None:
         """Keep the first n tokens of the KV cache, drop the rest."""
 
-    # Only where capabilities.branch:
-    # def eval_branches(self, branches: Sequence[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
-    #     """For each (keep, tokens): eval(tokens, n_logits=len(tokens)) as if the cache held
-    #     only its first `keep` tokens; the cache left exactly as it was (same n_past, same
-    #     entries). The arrays are the caller's (copies)."""
-
-    # Only where capabilities.state:
-    # def save_state(self) -> bytes:
-    #     """The cache's cells (the tokens of `held`), in the backend's own format."""
-    # def load_state(self, tokens: Sequence[int], data: bytes) -> None:
-    #     """The cache set to what save_state gave for `tokens` (same model, same context
-    #     size); BackendError if the backend cannot load it (the cache is left empty)."""
-
     def close(self) -> None:
         """Free the model and its cache."""
 
 
 Backend = LocalBackend  # what the engine's local loop drives
+
+
+class Branching(LocalBackend, Protocol):
+    """A local backend that reads branches: sequences sharing the cache's prefix, several in
+    one pass (llama.cpp: a copy of the prefix's cells, no compute; the reference backend)."""
+
+    branches: int  # how many branches one pass reads (each of a few tokens)
+
+    def eval_branches(self, branches: Sequence[tuple[int, Sequence[int]]]) -> list[np.ndarray]:
+        """For each (keep, tokens): eval(tokens, n_logits=len(tokens)) as if the cache held
+        only its first `keep` tokens; the cache left exactly as it was (same n_past, same
+        entries). The arrays are the caller's (copies)."""
+
+
+class Stateful(LocalBackend, Protocol):
+    """A local backend whose cache can be saved and loaded."""
+
+    def save_state(self) -> bytes:
+        """The cache's cells (the tokens of `held`), in the backend's own format."""
+
+    def load_state(self, tokens: Sequence[int], data: bytes) -> None:
+        """The cache set to what save_state gave for `tokens` (same model, same context
+        size); BackendError if the backend cannot load it (the cache is left empty)."""
+
+
+def branching(backend: LocalBackend) -> TypeGuard[Branching]:
+    return backend.capabilities.branch
+
+
+def stateful(backend: LocalBackend) -> TypeGuard[Stateful]:
+    return backend.capabilities.state
 
 
 @runtime_checkable
@@ -164,6 +179,33 @@ class RemoteBackend(Protocol):
 
     def close(self) -> None:
         """Close the connection pool."""
+
+
+class RemoteError(BackendError):
+    """A remote server could not give an answer: one line that says why."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The server's figures for one answer (OpenAI's usage; None where it gave none)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    accepted_prediction_tokens: int | None
+    rejected_prediction_tokens: int | None
+    forward_passes: int | None = None  # `pedit serve` says, in its extension field
+    accepted_by_drafter: dict | None = None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A piece of the answer's text; `source` the drafter that proposed it when the server
+    says (`pedit serve`'s extension field), else None; `finish` OpenAI's finish_reason on
+    the last one ("stop", "length")."""
+
+    text: str
+    source: str | None = None
+    finish: str | None = None
 
 
 AnyBackend = LocalBackend | RemoteBackend  # what a shell loads (app/loading.py)

@@ -120,7 +120,8 @@ class LlamaCppBackend:
         self.n_ctx = int(L.llama_n_ctx(ctx))
         self.n_vocab = int(L.llama_vocab_n_tokens(vocab))
         device = "gpu" if on_gpu else "cpu"
-        self.capabilities = Capabilities(rollback=True, device=device, branch=BRANCHES, state=True)
+        self.capabilities = Capabilities(rollback=True, device=device, branch=True, state=True)
+        self.branches = BRANCHES
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
         self._chat = self._chat_template()
 

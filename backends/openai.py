@@ -38,10 +38,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .base import BackendError, Capabilities
+from .base import Capabilities, Delta, RemoteError, Usage
 
 CONTINUING = ("pedit", "vllm", "llamacpp")  # owned_by of servers that continue a final assistant turn
 DEFAULT_N_CTX = 32768  # when the server does not say (vLLM and pedit serve say: max_model_len)
@@ -55,33 +54,6 @@ def key_problem(key: str) -> str | None:
     if not key.isascii() or not key.isprintable() or " " in key:
         return "an API key must be visible ASCII characters without spaces (an HTTP header carries no other)"
     return None
-
-
-class RemoteError(BackendError):
-    """A remote server could not give an answer: one line that says why."""
-
-
-@dataclass(frozen=True)
-class Usage:
-    """The server's figures for one answer (OpenAI's usage; None where it gave none)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    accepted_prediction_tokens: int | None
-    rejected_prediction_tokens: int | None
-    forward_passes: int | None = None  # `pedit serve` says, in its extension field
-    accepted_by_drafter: dict | None = None
-
-
-@dataclass(frozen=True)
-class Delta:
-    """A piece of the answer's text; `source` the drafter that proposed it when the server
-    says (`pedit serve`'s extension field), else None; `finish` OpenAI's finish_reason on
-    the last one ("stop", "length")."""
-
-    text: str
-    source: str | None = None
-    finish: str | None = None
 
 
 class OpenAIBackend:

@@ -48,7 +48,8 @@ class ReferenceBackend:
     """Tiny deterministic model. Weights come from `seed`; `copy` is the induction strength."""
 
     name = "reference"
-    capabilities = Capabilities(rollback=True, branch=BRANCHES, state=True)
+    capabilities = Capabilities(rollback=True, branch=True, state=True)
+    branches = BRANCHES
 
     def __init__(
         self, *, n_ctx: int = 8192, seed: int = 0, dim: int = 24, copy: float = 10.0, n_threads=None

@@ -49,7 +49,7 @@ class RefusedError(PeditError):
 
     exit_code = ExitCode.REFUSED
 
-    def __init__(self, message: str, force: bool = False, reason: str = ""):
+    def __init__(self, message: str, *, force: bool = False, reason: str = ""):
         super().__init__(message)
         self.forceable = force
         self.reason = reason or message  # what is wrong, without the file's name

@@ -30,7 +30,7 @@ import re
 import sys
 from pathlib import Path
 
-from pedit.app import confusables
+from pedit.app import confusables, fix
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.bench.corpus import load_tasks
@@ -81,7 +81,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
         made = corrections(text, outputs[t.id]) if outputs and t.id in outputs else {}
         for piece in job.pieces(text, t.file, "rewrite"):
             req = job.request(piece, t.file)
-            swaps = job.swaps(req)
+            swaps = fix.swaps_of(req, job.options)
             _, got = job.scored(req)
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):

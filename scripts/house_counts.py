@@ -1,13 +1,15 @@
-"""The figures of issue 29, counted from the syntax tree of pedit/ and backends/.
+"""The house's figures, counted from the syntax tree of pedit/ and backends/.
 
     python scripts/house_counts.py            # the counts
     python scripts/house_counts.py --list     # and every site
 
 Counted: functions longer than 60 lines (def line to last line, docstring included);
-calls of a capitalised name (a constructor) with more than 4 positional arguments;
-`<x>.get("literal")` calls on a name or attribute called settings/cli; the decoding
-loops (functions of pedit/engine that end an answer: they build a `Finished` event); and
-the places outside engine/edit.py that ask a backend `capabilities.logits`."""
+modules of pedit/ longer than 400 lines, classes longer than 200; calls of a class (any
+class defined here, whatever its name, or a capitalised name) with more than 4 positional
+arguments, or with a positional True/False; `<x>.get("literal")` calls on a name or
+attribute called settings/cli; the decoding loops (functions of pedit/engine that end an
+answer: they build a `Finished` event); and the places outside engine/edit.py that ask a
+backend `capabilities.logits`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = 60
+LONG_MODULE = 400
+LONG_CLASS = 200
+KEYS = ("long", "modules", "classes", "wide", "bools", "lookups", "loops", "asks")
 ONE_PLACE = ("pedit/engine/edit.py", "backends/base.py")  # where a backend's kind is asked, declared
 
 
@@ -33,11 +38,22 @@ def name_of(node: ast.AST) -> str:
     return ""
 
 
-def scan(path: Path) -> dict[str, list[str]]:
-    tree = ast.parse(path.read_text())
+def classes(paths: list[Path]) -> set[str]:
+    """The names of every class defined in `paths`."""
+    return {n.name for p in paths for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.ClassDef)}
+
+
+def scan(path: Path, known: set[str] = frozenset()) -> dict[str, list[str]]:
+    text = path.read_text()
+    tree = ast.parse(text)
     rel = path.relative_to(ROOT)
-    found: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": [], "asks": []}
+    found: dict[str, list[str]] = {k: [] for k in KEYS}
+    lines = len(text.splitlines())
+    if rel.parts[0] == "pedit" and lines > LONG_MODULE:
+        found["modules"].append(f"{rel} {lines}")
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and (n := node.end_lineno - node.lineno + 1) > LONG_CLASS:
+            found["classes"].append(f"{rel}:{node.lineno} {node.name} {n}")
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             n = node.end_lineno - node.lineno + 1
             if n > LONG:
@@ -52,8 +68,11 @@ def scan(path: Path) -> dict[str, list[str]]:
         if isinstance(node, ast.Call):
             callee = name_of(node.func)
             positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-            if callee[:1].isupper() and len(positional) > 4:
+            a_class = callee[:1].isupper() or callee in known
+            if a_class and len(positional) > 4:
                 found["wide"].append(f"{rel}:{node.lineno} {callee} {len(positional)}")
+            if a_class and any(isinstance(a, ast.Constant) and isinstance(a.value, bool) for a in positional):
+                found["bools"].append(f"{rel}:{node.lineno} {callee}")
             if (
                 callee == "get"
                 and isinstance(node.func, ast.Attribute)
@@ -67,13 +86,17 @@ def scan(path: Path) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    total: dict[str, list[str]] = {"long": [], "wide": [], "lookups": [], "loops": [], "asks": []}
+    total: dict[str, list[str]] = {k: [] for k in KEYS}
+    known = classes(files())
     for path in files():
-        for key, sites in scan(path).items():
+        for key, sites in scan(path, known).items():
             total[key] += sites
     labels = {
         "long": f"functions over {LONG} lines",
+        "modules": f"modules of pedit/ over {LONG_MODULE} lines",
+        "classes": f"classes over {LONG_CLASS} lines",
         "wide": "constructor calls with more than 4 positional arguments",
+        "bools": "constructor calls with a positional True or False",
         "lookups": 'settings.get("...") lookups',
         "loops": "decoding loops in pedit/engine (functions that build a Finished)",
         "asks": "reads of capabilities.logits outside engine/edit.py",

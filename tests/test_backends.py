@@ -139,8 +139,7 @@ def test_branches_read_after_a_prefix_and_leave_the_cache_as_it_was(backend):
     toks = _prompt(backend)
     words = [" completely different words", " and", " something else again, longer"]
     branches = [
-        (1 + j % (len(toks) - 1), backend.tokenize(words[j % 3]))
-        for j in range(backend.capabilities.branch + 2)
+        (1 + j % (len(toks) - 1), backend.tokenize(words[j % 3])) for j in range(backend.branches + 2)
     ]
     backend.eval(toks)
     got = backend.eval_branches(branches)

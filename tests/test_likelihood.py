@@ -22,7 +22,8 @@ def backend(request):
     """The reference backend reading the variants in sequences of their own (eval_branches;
     seven or one a pass), and as a backend without them (truncate and read again)."""
     b = open_backend("reference")
-    b.capabilities = Capabilities(rollback=True, branch=request.param)
+    b.capabilities = Capabilities(rollback=True, branch=request.param > 0)
+    b.branches = request.param
     yield b
     b.close()
 

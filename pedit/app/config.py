@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
+from ..engine.names import SPECULATE
 from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from .jobs import EngineOptions
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
-SPECULATE = ("auto", "fixed", "off")
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 

@@ -1,8 +1,8 @@
 """Is a rewrite safe to write? The checks every shell runs before it replaces a file.
 
 A model can answer with a different file: half of it, a paragraph twice, a fix that
-rewrites every sentence, code whose grammar "fix" renamed a variable. `reason(command,
-name, old, new)` says why such a rewrite must not be written (None: it may be); the
+rewrites every sentence, code whose grammar "fix" renamed a variable. `reason(name, old,
+new, judged=...)` says why such a rewrite must not be written (None: it may be); the
 shells refuse with that one line unless the user forces it (RefusedError, exit 5).
 
 Every command: an empty answer (blank lines only) for a file with text is never a
@@ -10,8 +10,8 @@ rewrite, and no flag writes it (`never`: --force does not override it); a file o
 structured format that parsed before must parse after (Python, JSON, TOML, YAML); and an
 answer that is only the start of the file (`cut_short`, checked per run by
 incomplete, chunks included) is not a rewrite.
-`fix` only (an instruction to change little; `fix_reason`, which also judges one piece
-of a file, a chunk or a paragraph, on its own), also:
+A judged template only (Template.judged: `fix`, an instruction to change little;
+`fix_reason`, which also judges one piece of a file, a chunk or a paragraph, on its own), also:
     paragraphs      every paragraph of old (blank-line separated, >= PARAGRAPH words) keeps
                     most of its words in new, kept or corrected (`corrected`: a close
                     spelling of the same word), and new has no paragraph old did not have
@@ -53,10 +53,11 @@ BLOCK = 2500  # word pairs searched for corrections in one replaced run (50 x 50
 PROSE = {".md", ".markdown", ".rst", ".txt", ".text", ".tex", ".html", ".htm", ""}
 
 
-def reason(command: str, name: str, old: str, new: str) -> str | None:
-    """Why `new` must not replace `old` (the file `name`), or None."""
+def reason(name: str, old: str, new: str, *, judged: bool) -> str | None:
+    """Why `new` must not replace `old` (the file `name`), or None; `judged`: the template
+    asks for the fix checks too (Template.judged)."""
     found = never(old, new) or parse_error(name, old, new)
-    if found or command != "fix":
+    if found or not judged:
         return found
     return fix_reason(name, old, new)
 
@@ -388,4 +389,4 @@ def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None
         return
     why = f"the model's answer {why}"
     hint = " (--force to write it anyway)" if forceable else ""
-    raise RefusedError(f"{name}: {why}; nothing written{hint}", forceable, why)
+    raise RefusedError(f"{name}: {why}; nothing written{hint}", force=forceable, reason=why)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePath
 
 from ..backends import AnyBackend
-from ..engine import likelihood
 from ..engine.decode import common_prefix, hold
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import Constraint, GrammarError
@@ -25,7 +24,7 @@ from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
-from . import chunking, confusables, dialect, grammarcheck, guard, prefixcache
+from . import chunking, dialect, fix, guard, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
 from .confusables import ARTICLES, REAL_WORDS, SURE
@@ -138,8 +137,7 @@ class Job:
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
         if draft is None and self.spelling and self.keep_bias > 0:
-            kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
-            draft = grammarcheck.draft(text, name, kinds=kinds, variety=self.options.dialect)
+            draft = fix.draft(text, name, self.options)
         return EditRequest(
             text,
             instruction,
@@ -160,52 +158,11 @@ class Job:
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
     def scored(self, req: EditRequest) -> tuple[EditRequest, Scored | None]:
-        """fix's third tool (confusables.py): each confusion-set or number swap in the text
-        is scored by the model (engine/likelihood.py), and those it finds likelier by
-        THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
-        spelling's; with those above GUESS too, the speculative draft (EditRequest.guess).
-        Returns the request with those drafts and the scores (None when nothing was
-        scored); the cache holds the prompt the scoring read (the rewrite reuses it)."""
-        if not (self.spelling and self.options.confusables and self.keep_bias > 0):
+        """fix.scored for this job's request, where its drafts carry the tools' suggestions
+        and the keep-bias leans on them; else (req, None)."""
+        if not (self.spelling and self.keep_bias > 0):
             return req, None
-        if not self.backend.capabilities.branch:
-            return req, None  # a server gives no logits; transformers reads no branch (costly)
-        swaps = self.swaps(req)
-        if not swaps:
-            return req, None
-        base = build_prompt(self.backend, req).tokens
-        variants = [build_prompt(self.backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
-                    for w in swaps]  # fmt: skip
-        got = likelihood.score(self.backend, base, variants, prefilter=[w.prefilter for w in swaps])
-        kinds = grammarcheck.DEFAULT_RULES if self.options.harper else ()
-        ours = [i for i, w in enumerate(swaps) if w.kind != "harper"]  # Harper's are scored for `sure` only
-        mine, deltas = [swaps[i] for i in ours], [got.deltas[i] for i in ours]
-        taken = confusables.chosen(req.text, mine, deltas)
-        if taken:
-            draft = grammarcheck.draft(confusables.apply(req.text, taken), req.filename, kinds=kinds,
-                                       variety=self.options.dialect)  # fmt: skip
-            req = replace(req, draft=None if draft == req.text else draft)
-        guess_at = min(confusables.GUESS, confusables.THRESHOLD)
-        likely = confusables.chosen(req.text, mine, deltas, guess_at)
-        if likely != taken:  # the swaps the model probably makes too: the speculative draft's
-            guess = grammarcheck.draft(confusables.apply(req.text, likely), req.filename, kinds=kinds,
-                                       variety=self.options.dialect)  # fmt: skip
-            req = replace(req, guess=guess)
-        sure = confusables.sure(taken, swaps, got.deltas) if self.options.sure else []
-        if sure and req.draft is not None:  # the keep-bias leans on these by sure_bias
-            req = replace(req, doubtful=confusables.doubtful(req.text, req.draft, sure))
-        return req, got
-
-    def swaps(self, req: EditRequest) -> list[confusables.Swap]:
-        """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
-        with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
-        o = self.options
-        swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
-        if o.sure and o.harper:
-            swaps += [confusables.Swap(start=c.start, end=c.end, word=req.text[c.start : c.end],
-                                       replacement=c.replacement, kind="harper")
-                      for c in grammarcheck.kinds_of_changes(req.text, req.filename)]  # fmt: skip
-        return swaps
+        return fix.scored(self.backend, req, self.options)
 
     def stem(self, prompt: list[int], kind: str) -> list[int]:
         """The start every run of this job's prompts shares (chat template, system prompt,

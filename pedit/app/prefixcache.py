@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends import Backend
+from ..backends import Backend, stateful
 from ..backends.base import BackendError
 from ..engine.decode import hold
 from ..models.cachefile import warn_stderr, write_cache_bytes
@@ -79,7 +79,7 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
     """Make the backend's cache hold exactly `stem`, read alone (module docstring)."""
     n = len(stem)
     held = backend.first_read == n and list(backend.held[:n]) == list(stem)
-    if held or n < SHORTEST or not backend.capabilities.state:
+    if held or n < SHORTEST or not stateful(backend):
         return Ready(False, hold(backend, stem))
     k = key(backend, identity, stem)
     path = cache_dir / f"{k.hex()[:32]}.kv"

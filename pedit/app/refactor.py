@@ -183,7 +183,7 @@ def run(job, text: str, name: str, render):
     if job.force:
         return done(outcome, verdict, attempt)
     why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
-    raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", True, why)
+    raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", force=True, reason=why)
 
 
 def _intent(job) -> tuple[Intent, list[Stats]]:

@@ -119,7 +119,8 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     try:
         outcome = variant.rewrite(job, source, task.file, render)
         output, verdict = outcome.text, outcome.check_dict()
-        refused = guard.reason(task.command, task.file, source, output) if output != source else None
+        judged = job.template.judged
+        refused = guard.reason(task.file, source, output, judged=judged) if output != source else None
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)
     seconds = time.perf_counter() - t0

@@ -17,12 +17,12 @@ import typer
 
 from ..app.dialect import CHOICES
 from ..app.machine import CPUS
+from ..engine.names import DRAFTERS
 from ..errors import UsageError
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
 STRUCTURE = "Structure"
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
-DRAFTERS = ("predicted", "lookup", "ngram")  # engine.edit.DRAFTERS, without importing numpy
 
 
 class WriteBack(StrEnum):

@@ -278,7 +278,7 @@ class Run:
 
     def _rewrite(self, source: fileio.Source, outcome: Outcome, file_tokens: int) -> int:
         """The guard's decision, the file's record and notes, then the mode's write-back."""
-        d = decide(self.inv.command, source, outcome.text, self.inv.force)
+        d = decide(self.template.judged, source, outcome.text, self.inv.force)
         ran = self.report.ran(source.name, outcome)
         record = {
             "file": source.name, "changed": d.changed, "written": False, **ran,

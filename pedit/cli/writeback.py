@@ -42,10 +42,10 @@ class Decision:
         return bool(self.refused) and not self.force
 
 
-def decide(command: str, source: fileio.Source, answer: str, force: bool) -> Decision:
-    """The guard's decision on `answer` for `source` under the template `command`."""
+def decide(judged: bool, source: fileio.Source, answer: str, force: bool) -> Decision:
+    """The guard's decision on `answer` for `source`; `judged`: the template's (Template.judged)."""
     old, new = source.render(source.text), source.render(answer)
-    refused = guard.reason(command, source.name, source.text, answer) if new != old else None
+    refused = guard.reason(source.name, source.text, answer, judged=judged) if new != old else None
     forceable = not guard.never(source.text, answer)  # an empty answer: no flag writes it
     return Decision(
         source=source, answer=answer, old=old, new=new, diff=tuple(unified_diff(old, new, source.name)),
@@ -93,7 +93,7 @@ def to_stdout(source: fileio.Source, text: str) -> None:
 
 def unsafe(d: Decision) -> RefusedError:
     hint = " (--force to write it anyway)" if d.forceable else ""
-    return RefusedError(f"{d.source.name}: {d.refused}; nothing written{hint}", d.forceable)
+    return RefusedError(f"{d.source.name}: {d.refused}; nothing written{hint}", force=d.forceable)
 
 
 def _confirm(d: Decision) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
-from ..backends import AnyBackend, Backend
+from ..backends import AnyBackend, Backend, LocalBackend
 from ..events import Event
 from ..request import EditRequest
 from .constrained import GrammarRule
@@ -23,17 +24,15 @@ from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
 from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias, suggested
+from .names import DRAFTERS, SPECULATE
 from .planner import DRAFT_MAX, Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .remote import remote_generate, remote_size
 from .sampling import Sampling
 from .speculative import FREE, Drafting, speculative_generate
 
-DRAFTERS = ("predicted", "lookup", "ngram")
-SPECULATE = ("auto", "fixed", "off")
 
-
-def local(backend: AnyBackend) -> bool:
+def local(backend: AnyBackend) -> TypeGuard[LocalBackend]:
     """Which loop this backend runs, the one place that asks: a LocalBackend's (tokens and
     logits here: drafts verified, a keep-bias, a grammar, a cached prompt start) or a
     RemoteBackend's (text from a server: engine/remote.py; no keep-bias, no grammar)."""

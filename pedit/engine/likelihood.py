@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends import branching
 from .decode import common_prefix
 
 # K: tokens after a change that are scored with it, each a row every scored swap reads. The
@@ -114,8 +115,8 @@ def score(
             deltas[i] = first_lp[i] - float(lp[p : qb + k].sum())  # the window's reading adds the rest
             if qv + k - 1 > p:
                 todo.append((i, p, list(variants[i][p : qv + k - 1])))
-    per = backend.capabilities.branch
-    if per:  # each in a sequence of its own, `per` in one pass: the base stays whole in the cache
+    if branching(backend):  # each in a sequence of its own, several in one pass: the base stays whole
+        per = backend.branches
         for at in range(0, len(todo), per):
             group = todo[at : at + per]
             got = backend.eval_branches([(p, seg) for _, p, seg in group])

@@ -66,7 +66,7 @@ class Prompt:
     guess: list[int]  # what the predicted output copies: the request's guess, else the draft
 
 
-def _body(text: str) -> str:
+def fenced_body(text: str) -> str:
     """The file as it sits inside the fence: ending with a newline, so the fence has a line."""
     return text if text.endswith("\n") or not text else text + "\n"
 
@@ -80,28 +80,28 @@ def messages(req: EditRequest, fence: str) -> list[dict]:
     lang = language(req.filename)
     system = {"role": "system", "content": req.system or REWRITE_SYSTEM}
     if not req.history:
-        user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{lang}\n{_body(req.text)}{fence}"
+        user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{lang}\n{fenced_body(req.text)}{fence}"
         return [system, {"role": "user", "content": user}]
     first = req.history[0].instruction.strip()
     out = [
         system,
-        {"role": "user", "content": f"{first}\n\n{name}:\n{fence}{lang}\n{_body(req.start)}{fence}"},
+        {"role": "user", "content": f"{first}\n\n{name}:\n{fence}{lang}\n{fenced_body(req.start)}{fence}"},
     ]
     asks = [h.instruction for h in req.history[1:]] + [req.instruction]
     for turn, ask in zip(req.history, asks, strict=True):
-        out.append({"role": "assistant", "content": f"{fence}{lang}\n{_body(turn.result)}{fence}"})
+        out.append({"role": "assistant", "content": f"{fence}{lang}\n{fenced_body(turn.result)}{fence}"})
         again = f"Apply this to the latest version of {name} above and write the whole file again."
         out.append({"role": "user", "content": f"{ask.strip()}\n\n({again})"})
     return out
 
 
-def _fence(req: EditRequest) -> str:
+def fence_of(req: EditRequest) -> str:
     """One fence for the whole conversation (turns share it, so their tokens line up)."""
     return fence_for("\n".join([req.text, req.start, *(h.result for h in req.history)]))
 
 
 def build_prompt(backend, req: EditRequest) -> Prompt:
-    fence = _fence(req)
+    fence = fence_of(req)
     msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
@@ -112,12 +112,12 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
 
 def _answer(backend, text: str, fence: str) -> list[int]:
     """The answer's tokens were `text` what the model writes: the file, the fence, the turn's end."""
-    return backend.tokenize(_body(text) + fence) + end_of_turn(backend)
+    return backend.tokenize(fenced_body(text) + fence) + end_of_turn(backend)
 
 
 def build_summary_prompt(backend, req: EditRequest) -> Prompt:
     """A prompt whose answer is new text about the file (not primed, no predicted draft)."""
-    fence = _fence(req)
+    fence = fence_of(req)
     msgs = messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence)
     return Prompt(encode_chat(backend, msgs), fence, "", [], [])
 

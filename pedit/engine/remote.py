@@ -20,10 +20,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..backends.openai import RemoteError, Usage
+from ..backends import RemoteError, Usage
 from ..events import Event, Finished, Prefilled, Progress, Stats, TextReceived
 from ..request import EditRequest
-from .prompt import SUMMARY_SYSTEM, FenceStream, _body, _fence, language, messages
+from .prompt import SUMMARY_SYSTEM, FenceStream, fence_of, fenced_body, language, messages
 
 AFTER_CLOSE = 32  # deltas read after the closing fence, waiting for the usage that follows them
 _OPENING = re.compile(r"\s*`{3,}[^`]*")  # a fence line that opens the model's block
@@ -33,11 +33,11 @@ def remote_prompt(req: EditRequest, kind: str, continues: bool) -> tuple[list[di
     """(messages, fence, prime, prediction): the local run's messages and primed fence line;
     the prediction is the answer if nothing changed (after the prime when the server
     continues it, else with it). A summary: no prime, no prediction."""
-    fence = _fence(req)
+    fence = fence_of(req)
     if kind == "summary":
         return messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence), fence, "", None
     prime = f"{fence}{language(req.filename)}\n"
-    answer = _body(next(t for t in (req.guess, req.draft, req.text) if t is not None)) + fence
+    answer = fenced_body(next(t for t in (req.guess, req.draft, req.text) if t is not None)) + fence
     return messages(req, fence), fence, prime, answer if continues else prime + answer
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Container, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -111,7 +111,7 @@ class Drafting:
     draft_max: int = DRAFT_MAX
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class _Pass:
     """One forward pass: its rows, the draft they verify, where it began."""
 
@@ -123,21 +123,36 @@ class _Pass:
     t: float = 0.0
     evaluated: int = 0  # tokens of `pending` this pass read (0: the prefill's row, no pass)
     inside: float = 0.0  # seconds in the backend's eval
+    coalesced: int = 0  # pending tokens it read that were forced (plain decoding: a pass each)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Walked:
+    """What walking one pass's rows found."""
+
+    kept: int  # draft tokens now in the cache (forced or drawn)
+    accepted: int  # of them, the drawn ones
+    coalesced: int  # of them, the forced ones: in the cache with the draft, and no draw
+    foresaw: bool  # the draft's token where EOS was drawn was EOS: not a rejection
+
+
+@dataclass(kw_only=True)
 class _Answer:
     """One answer's state: the emitter, the rule, the keep-bias and what is pending."""
 
-    def __init__(self, backend, out: Emitter, tracker: Tracker, rule: Rule, keep, context, s, rng):
-        self.backend, self.out, self.tracker, self.rule, self.keep = backend, out, tracker, rule, keep
-        self.context, self.s, self.rng = context, s, rng
-        self.pending: list[int] = []  # emitted, not yet in the KV cache
-        self.coalesced = 0  # forced tokens that took no pass of their own, in this pass
-        self.foresaw = False  # the draft's token where EOS was drawn was EOS: not a rejection
-        # accepted drafts not yet yielded (one event per run: flush), their text, their drafter
-        self._run: list[int] = []
-        self._texts: list[str] = []
-        self._label = ""
+    backend: Backend
+    out: Emitter
+    tracker: Tracker
+    rule: Rule
+    keep: KeepBias | None
+    context: list[int]  # the prompt and what is emitted: what the drafters read
+    sampling: Sampling
+    rng: np.random.Generator
+    pending: list[int] = field(default_factory=list)  # emitted, not yet in the KV cache
+    # accepted drafts not yet yielded (one event per run: flush), their text, their drafter
+    _run: list[int] = field(default_factory=list)
+    _texts: list[str] = field(default_factory=list)
+    _label: str = ""
 
     def emit(self, tokens: Sequence[int]) -> tuple[list[int], str]:
         """Emit tokens, stopping where the Emitter stops; consume them everywhere."""
@@ -197,7 +212,8 @@ def speculative_generate(
     rng = rng if rng is not None else np.random.default_rng(s.seed)
     logits, tracker, out, prefilled = begin(backend, prompt, options, until, cost)
     yield prefilled
-    a = _Answer(backend, out, tracker, rule, keep, list(prompt), s, rng)
+    a = _Answer(backend=backend, out=out, tracker=tracker, rule=rule, keep=keep, context=list(prompt),
+                sampling=s, rng=rng)  # fmt: skip
     first: np.ndarray | None = logits[np.newaxis]  # the prefill's row: [1, n_vocab]
     while True:
         while out.stop is None and (forced := rule.forced()):
@@ -209,15 +225,15 @@ def speculative_generate(
         if out.stop is not None:
             break
         if first is not None:
-            p = _Pass(keep.bias(first, [keep.target]) if keep else first, [])
+            p = _Pass(rows=keep.bias(first, [keep.target]) if keep else first, guess=[])
         else:
             p = yield from _evaluate(a, drafting, options, coalesce)
             if p is None:  # no room in the context for what is pending
                 break
         first, emitted_before = None, len(out.tokens)
-        kept = yield from _walk(a, p)
+        walked = yield from _walk(a, p)
         if p.evaluated:
-            _account(a, p, kept, len(out.tokens) - emitted_before)
+            _account(a, p, walked, len(out.tokens) - emitted_before)
         if p.proposals is not None:
             drafting.acceptance.observe(drafting.drafter.eligible(p.proposals), out.tokens[emitted_before:])
         if p.evaluated:
@@ -244,29 +260,27 @@ def _evaluate(a: _Answer, drafting: Drafting | None, options: DecodeOptions, coa
             yield Progress(tracker.snapshot(len(out.tokens)))
             t = time.perf_counter()
         a.pending = a.pending[-1:]
-    p = _Pass(np.empty(0), [], base=backend.n_past, t=t, evaluated=len(a.pending))
+    base, guess, label, proposals = backend.n_past, [], "", None
     if drafting is not None:
         limit = min(drafting.draft_max, room - len(a.pending), options.max_tokens - len(out.tokens) - 1)
-        p.proposals = drafting.drafter.propose_all(a.context, max(0, limit))
-        draft = drafting.drafter.choose(p.proposals)
-        k = drafting.planner.choose(draft.label, len(draft.tokens), p.base) if draft.tokens else 0
-        p.guess = draft.tokens[: a.rule.valid_prefix(draft.tokens[:k])]
-        p.label = draft.source
+        proposals = drafting.drafter.propose_all(a.context, max(0, limit))
+        draft = drafting.drafter.choose(proposals)
+        k = drafting.planner.choose(draft.label, len(draft.tokens), base) if draft.tokens else 0
+        guess, label = draft.tokens[: a.rule.valid_prefix(draft.tokens[:k])], draft.source
     t_eval = time.perf_counter()
-    p.rows = backend.eval([*a.pending, *p.guess], n_logits=len(p.guess) + 1)  # [k+1, n_vocab]
-    p.inside = time.perf_counter() - t_eval
-    a.coalesced += len(a.pending) - 1  # plain decoding: a pass for each of them
+    rows = backend.eval([*a.pending, *guess], n_logits=len(guess) + 1)  # [k+1, n_vocab]
+    inside = time.perf_counter() - t_eval
     if a.keep:  # row i is biased as plain decoding would bias it after guess[:i]
-        p.rows = a.keep.bias(p.rows, a.keep.targets(p.guess))
-    return p
+        rows = a.keep.bias(rows, a.keep.targets(guess))
+    return _Pass(rows=rows, guess=guess, label=label, proposals=proposals, base=base, t=t,
+                 evaluated=len(a.pending), inside=inside, coalesced=len(a.pending) - 1)  # fmt: skip
 
 
 def _walk(a: _Answer, p: _Pass):
-    """Emit what one pass's rows decide (a generator of events); returns (i, accepted):
-    the draft tokens now in the cache, the drawn ones among them. Leaves in a.pending what
-    the next pass must read."""
+    """Emit what one pass's rows decide (a generator of events); returns what it found
+    (_Walked). Leaves in a.pending what the next pass must read."""
     rule, out, guess = a.rule, a.out, p.guess
-    k, i, accepted = len(p.guess), 0, 0
+    k, i, accepted, coalesced, foresaw = len(p.guess), 0, 0, 0, False
     a.pending = []
     while out.stop is None:
         forced = rule.forced() if i else []
@@ -275,7 +289,7 @@ def _walk(a: _Answer, p: _Pass):
             while j < len(forced) and i + j < k and guess[i + j] == forced[j]:
                 j += 1
             yield from a.forced(forced)
-            a.coalesced += j  # in the cache with the draft, and no draw
+            coalesced += j  # in the cache with the draft, and no draw
             i += j
             if j < len(forced):
                 a.pending = forced[j:]
@@ -284,7 +298,7 @@ def _walk(a: _Answer, p: _Pass):
         if rule.done:
             out.stop = "eos"
             break
-        m, y = rule.verify(p.rows, guess, i, a.s, a.rng, a.backend.eos_ids)
+        m, y = rule.verify(p.rows, guess, i, a.sampling, a.rng, a.backend.eos_ids)
         if m:
             a.accept(guess[i : i + m], p.label)
             i, accepted = i + m, accepted + m
@@ -292,25 +306,24 @@ def _walk(a: _Answer, p: _Pass):
             continue
         if y in a.backend.eos_ids:
             out.stop = "eos"
-            a.foresaw = i < k and guess[i] == y
+            foresaw = i < k and guess[i] == y
             break
         yield from a.generated(y)
         a.pending = [y]
         break
     yield from a.flush()
-    return i, accepted
+    return _Walked(kept=i, accepted=accepted, coalesced=coalesced, foresaw=foresaw)
 
 
-def _account(a: _Answer, p: _Pass, kept: tuple[int, int], emitted: int) -> None:
-    """Roll the cache back to what the pass kept and count the pass: k drafted, i of them
-    kept (forced or drawn), the plain one-token steps it stood for (its pending tokens and
-    the kept drafts that were emitted), the forced tokens that took no pass of their own."""
-    (i, accepted), k, n = kept, len(p.guess), p.evaluated
-    a.backend.truncate(p.base + n + i)
-    rejected = k - i - a.foresaw  # foresaw: i < k, and the draft's token there was EOS
-    seconds, steps = time.perf_counter() - p.t, n + min(i, emitted)
+def _account(a: _Answer, p: _Pass, w: _Walked, emitted: int) -> None:
+    """Roll the cache back to what the pass kept and count the pass: k drafted, w.kept of
+    them kept (forced or drawn), the plain one-token steps it stood for (its pending tokens
+    and the kept drafts that were emitted), the forced tokens that took no pass of their own."""
+    k, n = len(p.guess), p.evaluated
+    a.backend.truncate(p.base + n + w.kept)
+    rejected = k - w.kept - w.foresaw  # foresaw: kept < k, and the draft's token there was EOS
+    seconds, steps = time.perf_counter() - p.t, n + min(w.kept, emitted)
     a.tracker.step(
-        seconds=seconds, k=k, accepted=accepted, rejected=rejected, source=p.label, at=p.base, steps=steps,
-        coalesced=a.coalesced, rows=n + k, inside=p.inside,
+        seconds=seconds, k=k, accepted=w.accepted, rejected=rejected, source=p.label, at=p.base, steps=steps,
+        coalesced=p.coalesced + w.coalesced, rows=n + k, inside=p.inside,
     )  # fmt: skip
-    a.foresaw, a.coalesced = False, 0

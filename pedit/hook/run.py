@@ -171,6 +171,7 @@ class Job:
     changed: list | None  # the lines changed since HEAD (None: all of them)
     cached: str | None  # a rewrite the result cache holds for this text, if any
     key: Callable[[str], str]  # the result cache's key of a text under this rule and model
+    judged: bool  # its template asks for the guard's fix checks (Template.judged)
 
 
 def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport, native: bool) -> Job | None:
@@ -190,7 +191,13 @@ def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
     bias, recipe = template.bias(s.keep_bias), (s.spelling, s.chunk_tokens)
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
     return Job(
-        data=data, source=source, snap=snap, changed=changed, cached=cache.get(keyed(source.text)), key=keyed
+        data=data,
+        source=source,
+        snap=snap,
+        changed=changed,
+        cached=cache.get(keyed(source.text)),
+        key=keyed,
+        judged=template.judged,
     )
 
 
@@ -214,7 +221,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         except RefusedError as exc:  # not a whole rewrite: nothing to write or cache
             out.say(f"not fixed {path}: {exc.reason}; left as staged")
             return
-    refused = guard.reason(rule.command, path, source.text, new) if new != source.text else None
+    refused = guard.reason(path, source.text, new, judged=job.judged) if new != source.text else None
     if refused:
         out.say(f"not fixed {path}: the model's rewrite is refused: {refused}; left as staged")
         return

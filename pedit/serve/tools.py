@@ -58,7 +58,7 @@ class Tooled:
         after = split(blocks[0] if len(blocks) == 1 else answer)[1]
         try:
             if self.intent is None:
-                why = guard.reason("fix", self.filename, self.before, after)
+                why = guard.reason(self.filename, self.before, after, judged=True)  # a fix's checks
                 return {"check": "fix", "passed": why is None, **({"reason": why} if why else {})}
             return intentcheck.check(self.intent, self.filename, self.before, after, self.exact).to_dict()
         except Exception:  # a check that fails is no verdict, not a failed request

@@ -294,7 +294,7 @@ class PeditApp(App[int]):
         if self.session is None or self.running:
             return
         never = guard.never(self.source.text, self.session.text)  # no flag saves an empty file
-        why = never or guard.reason("edit", self.path.name, self.source.text, self.session.text)
+        why = never or guard.reason(self.path.name, self.source.text, self.session.text, judged=False)
         if why and (never or not self.force):
             self.notify(
                 f"{why} (start pedit with --force to save it anyway)", title="not saved", severity="error"

@@ -1,0 +1,79 @@
+"""fix's tools: what proposes a fix's draft before the model verifies it.
+
+The spelling's and Harper's suggestions make the draft (`draft`); the confusion sets'
+swaps (confusables.py), and Harper's suggestions with `sure`, are scored by the model
+(engine/likelihood.py), and those it finds likelier go into the draft too (`scored`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from ..backends import AnyBackend
+from ..engine import likelihood
+from ..engine.likelihood import Scored
+from ..engine.prompt import build_prompt
+from ..request import EditRequest
+from . import confusables, grammarcheck
+
+
+class Choices(Protocol):
+    """What the fix's tools read of the options (jobs.EngineOptions has them)."""
+
+    harper: bool  # Harper's suggestions in the draft
+    dialect: str  # the variety of English kept ("auto": the file's)
+    confusables: bool  # the confusion sets' swaps, scored
+    articles: bool  # with them, dropped articles put back
+    real_words: bool  # with them, a word's neighbours at one edit
+    sure: bool  # Harper's suggestions scored too, and the sure ones leant on harder
+
+
+def draft(text: str, name: str, options: Choices) -> str:
+    """The spelling's suggestions, and Harper's unless the options turn them off, in the
+    file's variety of English."""
+    kinds = grammarcheck.DEFAULT_RULES if options.harper else ()
+    return grammarcheck.draft(text, name, kinds=kinds, variety=options.dialect)
+
+
+def scored(backend: AnyBackend, req: EditRequest, options: Choices) -> tuple[EditRequest, Scored | None]:
+    """fix's third tool (confusables.py): each confusion-set or number swap in the text
+    is scored by the model (engine/likelihood.py), and those it finds likelier by
+    THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
+    spelling's; with those above GUESS too, the speculative draft (EditRequest.guess).
+    Returns the request with those drafts and the scores (None when nothing was
+    scored); the cache holds the prompt the scoring read (the rewrite reuses it)."""
+    if not options.confusables or not backend.capabilities.branch:
+        return req, None  # a server gives no logits; transformers reads no branch (costly)
+    swaps = swaps_of(req, options)
+    if not swaps:
+        return req, None
+    base = build_prompt(backend, req).tokens
+    variants = [build_prompt(backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
+                for w in swaps]  # fmt: skip
+    got = likelihood.score(backend, base, variants, prefilter=[w.prefilter for w in swaps])
+    ours = [i for i, w in enumerate(swaps) if w.kind != "harper"]  # Harper's are scored for `sure` only
+    mine, deltas = [swaps[i] for i in ours], [got.deltas[i] for i in ours]
+    taken = confusables.chosen(req.text, mine, deltas)
+    if taken:
+        new = draft(confusables.apply(req.text, taken), req.filename, options)
+        req = replace(req, draft=None if new == req.text else new)
+    guess_at = min(confusables.GUESS, confusables.THRESHOLD)
+    likely = confusables.chosen(req.text, mine, deltas, guess_at)
+    if likely != taken:  # the swaps the model probably makes too: the speculative draft's
+        req = replace(req, guess=draft(confusables.apply(req.text, likely), req.filename, options))
+    sure = confusables.sure(taken, swaps, got.deltas) if options.sure else []
+    if sure and req.draft is not None:  # the keep-bias leans on these by sure_bias
+        req = replace(req, doubtful=confusables.doubtful(req.text, req.draft, sure))
+    return req, got
+
+
+def swaps_of(req: EditRequest, options: Choices) -> list[confusables.Swap]:
+    """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
+    with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
+    o = options
+    swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
+    if o.sure and o.harper:
+        swaps += [confusables.Swap(start=c.start, end=c.end, word=req.text[c.start : c.end],
+                                   replacement=c.replacement, kind="harper")
+                  for c in grammarcheck.kinds_of_changes(req.text, req.filename)]  # fmt: skip
+    return swaps
