@@ -112,7 +112,7 @@ def test_an_unwritable_cache_warns_and_the_run_goes_on(tmp_path):
     (tmp_path / "ro").write_text("a file where the directory would be")
     lines = []
     got = prefixcache.ready(b, "id", stem, tmp_path / "ro" / "x", warn=lines.append)
-    assert got == prefixcache.Ready(False, len(stem)) and list(b.held) == stem
+    assert got == prefixcache.Ready(loaded=False, read=len(stem)) and list(b.held) == stem
     assert len(lines) == 1 and "prompt cache" in lines[0]
 
 

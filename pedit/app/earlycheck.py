@@ -37,7 +37,7 @@ from ..events import Event, Finished, Progress, TextReceived, TokenGenerated, To
 from .intentcheck import _SKIP, code_tokens, names_pattern
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Early:
     reason: str  # as the check would say it
     missed: bool  # the first code difference is an old name left: worth the retry
@@ -64,7 +64,7 @@ class EarlyCheck:
             line = lines[j]
             if line.strip() and line not in self.lines and not self.names.search(line):
                 why = f"it adds or changes line {j + 1} of the answer, which names none of the renamed names"
-                return Early(why, False)
+                return Early(reason=why, missed=False)
         self.seen = len(lines)
         return self._code(prefix[:end]) if self.want is not None else None
 
@@ -73,12 +73,12 @@ class EarlyCheck:
         want, old = self.want, self.old
         for i, (g, line) in enumerate(got):
             if i >= len(want):
-                return Early("its code is not the exact rename (code added or removed)", False)
+                return Early(reason="its code is not the exact rename (code added or removed)", missed=False)
             if g != want[i][0]:
                 why = (f"its code is not the exact rename (line {line}: {g!r} where the rename has"
                        f" {want[i][0]!r})")  # fmt: skip
                 same_length = old is not None and len(old) == len(want)
-                return Early(why, same_length and g == old[i][0])
+                return Early(reason=why, missed=same_length and g == old[i][0])
         return None
 
 

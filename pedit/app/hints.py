@@ -102,7 +102,7 @@ class Slot:
     vocabulary: Vocabulary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Def:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     name: str  # qualified: "Editor.run", "run.inner"
@@ -234,7 +234,8 @@ def _defs(tree: ast.Module) -> list[_Def]:
             static = any(isinstance(x, ast.Name) and x.id == "staticmethod" for x in node.decorator_list)
             method = cls is not None and not static
             shadow = fns | (cls or frozenset())
-            out.append(_Def(node, qual + node.name, method, None if nested else top, shadow))
+            where = None if nested else top
+            out.append(_Def(node=node, name=qual + node.name, method=method, top=where, shadow=shadow))
             qual, cls, fns, nested = f"{qual}{node.name}.", None, fns | _bound(node), True
         elif isinstance(node, ast.ClassDef):  # a class body binds names as it runs
             for i, stmt in enumerate(node.body):

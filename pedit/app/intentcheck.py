@@ -37,7 +37,7 @@ from pathlib import PurePath
 from .intent import EXTRACT, FSTRINGS, HINTS, LOGGING, RENAME, Intent
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Verdict:
     check: str  # "rename", "hints", "fstrings", "logging", "extract", "parse", or "none"
     passed: bool
@@ -59,24 +59,26 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
         why = code_differs(filename, exact, after) or unrelated_line(before, after, intent.renames)
         if why is None and intent.docs:
             why = words_left(filename, exact, after, intent.renames)
-        return Verdict("rename", why is None, why or (python and undefined(before, after)) or "")
+        return Verdict(
+            check="rename", passed=why is None, reason=why or (python and undefined(before, after)) or ""
+        )
     if not python:
-        return Verdict("none", True)
+        return Verdict(check="none", passed=True)
     why = parse_error(after)
     if why:
-        return Verdict({HINTS: "hints", FSTRINGS: "fstrings", LOGGING: "logging", EXTRACT: "extract"}.get(
-            intent.kind, "parse"), False, why)  # fmt: skip
+        kind = {HINTS: "hints", FSTRINGS: "fstrings", LOGGING: "logging", EXTRACT: "extract"}.get(intent.kind)
+        return Verdict(check=kind or "parse", passed=False, reason=why)
     if intent.kind == HINTS:
         from .hints import annotated
 
         why = annotated(before, after)
-        return Verdict("hints", why is None, why or "")
+        return Verdict(check="hints", passed=why is None, reason=why or "")
     what = {FSTRINGS: ("fstrings", _fstrings), LOGGING: ("logging", _logging), EXTRACT: ("extract", _extract)}
     name, rule = what.get(intent.kind, ("parse", lambda *_: None))
     why = rule(before, after, intent) or undefined(before, after)
     if why is None and intent.kind == FSTRINGS and exact is not None:
         why = _as_converted(before, exact, after)
-    return Verdict(name, why is None, why or "")
+    return Verdict(check=name, passed=why is None, reason=why or "")
 
 
 def parse_error(text: str) -> str | None:

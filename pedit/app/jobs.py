@@ -8,7 +8,6 @@ every run it made.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -17,7 +16,7 @@ from pathlib import PurePath
 from ..backends import AnyBackend
 from ..engine.decode import common_prefix, hold
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
-from ..engine.grammar import Constraint, GrammarError
+from ..engine.grammar import Constraint, GrammarError, json_grammar
 from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..errors import RefusedError, UsageError
@@ -386,18 +385,6 @@ def _counted(
             yield ev
     finally:
         events.close()  # stopped early: the run stops at the pass it is in
-
-
-def json_grammar(text: str, name: str) -> Constraint | None:
-    """JSON (any whitespace) for a .json file that parses; None for any other file, and for
-    one that is not JSON yet (a grammar would forbid the edit that makes it so)."""
-    if not name.lower().endswith(".json"):
-        return None
-    try:
-        json.loads(text)
-    except ValueError:
-        return None
-    return Constraint("json", "")
 
 
 def _what(c: Constraint | None) -> str:

@@ -44,7 +44,7 @@ SHORTEST = 16  # a stem shorter than this is not worth a file
 _warned: set[Path] = set()  # directories already warned about in this process
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Ready:
     loaded: bool  # the stem came from disk
     read: int  # stem tokens read now (a miss: saved for the next time)
@@ -80,7 +80,7 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
     n = len(stem)
     held = backend.first_read == n and list(backend.held[:n]) == list(stem)
     if held or n < SHORTEST or not stateful(backend):
-        return Ready(False, hold(backend, stem))
+        return Ready(loaded=False, read=hold(backend, stem))
     k = key(backend, identity, stem)
     path = cache_dir / f"{k.hex()[:32]}.kv"
     try:
@@ -91,7 +91,7 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
         try:
             backend.load_state(stem, state)
             path.touch()
-            return Ready(True, 0)
+            return Ready(loaded=True, read=0)
         except BackendError:  # the backend refused it: read the stem as if there was no file
             pass
     backend.truncate(0)
@@ -103,7 +103,7 @@ def ready(backend: Backend, identity: str, stem: Sequence[int], cache_dir: Path,
         if cache_dir not in _warned:
             _warned.add(cache_dir)
             warn(f"cannot write the prompt cache ({exc}); the prompt is read again next time")
-    return Ready(False, n)
+    return Ready(loaded=False, read=n)
 
 
 def _evict(cache_dir: Path) -> None:

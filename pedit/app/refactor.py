@@ -162,10 +162,13 @@ def run(job, text: str, name: str, render):
         except RefusedError as exc:  # not a whole answer (guard.incomplete): a failed try
             if tool is None:
                 raise
-            outcome, verdict = Outcome(text, []), Verdict(found.kind, False, exc.reason)
+            outcome, verdict = Outcome(text, []), Verdict(check=found.kind, passed=False, reason=exc.reason)
             continue
         except Stopped as exc:  # what it wrote fails the check already: decided as below
-            outcome, verdict = Outcome(exc.text, []), Verdict("rename", False, exc.early.reason)
+            outcome, verdict = (
+                Outcome(exc.text, []),
+                Verdict(check="rename", passed=False, reason=exc.early.reason),
+            )
             if exc.early.missed:
                 continue
             break

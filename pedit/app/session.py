@@ -22,12 +22,13 @@ from ..backends import AnyBackend
 from ..engine.costmodel import CostModel
 from ..engine.decode import PromptTooLong
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
+from ..engine.grammar import json_grammar
 from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
 from .guard import incomplete
-from .jobs import EngineOptions, json_grammar
+from .jobs import EngineOptions
 
 
 class SessionError(Exception):

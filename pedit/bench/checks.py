@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Check:
     name: str
     passed: bool
@@ -52,32 +52,34 @@ def run_checks(source: str, output: str, spec: dict) -> list[Check]:
     try:
         tree = ast.parse(output)
     except SyntaxError as e:
-        return [Check("parses", False, f"line {e.lineno}: {e.msg}")]
-    out = [Check("parses", True)]
+        return [Check(name="parses", passed=False, detail=f"line {e.lineno}: {e.msg}")]
+    out = [Check(name="parses", passed=True)]
     old_tree = ast.parse(source)
     if spec.get("rename"):
         out.append(_rename(source, output, spec, bool(spec.get("words"))))
     if spec.get("hints"):
         out.append(_hints(tree))
     for name in spec.get("defines", ()):
-        out.append(Check(f"defines {name}", name in _module_names(tree)))
+        out.append(Check(name=f"defines {name}", passed=name in _module_names(tree)))
     for caller, callee in spec.get("calls", {}).items():
         fn = _function(tree, caller)
         ok = fn is not None and callee in {_callee(c) for c in ast.walk(fn) if isinstance(c, ast.Call)}
-        out.append(Check(f"{caller} calls {callee}", ok))
+        out.append(Check(name=f"{caller} calls {callee}", passed=ok))
     if spec.get("absent"):
         called = Counter(_callee(c) for c in ast.walk(tree) if isinstance(c, ast.Call))
         left = [n for n in spec["absent"] if called[n]]
-        out.append(Check(f"no {', '.join(spec['absent'])} call", not left, ", ".join(left)))
+        out.append(
+            Check(name=f"no {', '.join(spec['absent'])} call", passed=not left, detail=", ".join(left))
+        )
     if spec.get("loops_in"):
         fn = _function(tree, spec["loops_in"])
         loops = [n for n in ast.walk(fn) if isinstance(n, ast.For | ast.While)] if fn else [None]
-        out.append(Check(f"no loop in {spec['loops_in']}", not loops))
+        out.append(Check(name=f"no loop in {spec['loops_in']}", passed=not loops))
     if "fstrings" in spec:
         left, made = _formats(tree), _fstrings(tree)
         ok = not left and made >= spec["fstrings"]
         detail = f"{len(left)} %-format/.format left, {made} f-strings (at least {spec['fstrings']})"
-        out.append(Check("f-strings", ok, "" if ok else detail))
+        out.append(Check(name="f-strings", passed=ok, detail="" if ok else detail))
     if spec.get("behaviour"):
         out.append(_behaviour(source, output, spec["behaviour"], bool(spec.get("messages"))))
     if spec.get("scope"):
@@ -166,7 +168,7 @@ def _rename(source: str, output: str, spec: dict, words: bool) -> Check:
         name = spec["rename_in"].split(":", 1)[1]
         inner0, inner1 = (_function_lines(ast.parse(code), name) for code in (source, output))
         if not inner1:
-            return Check("rename complete", False, f"no function {name}")
+            return Check(name="rename complete", passed=False, detail=f"no function {name}")
         (m0, v0), (m1, v1) = _words(source, inner0, inside=False), _words(output, inner1, inside=False)
         changed = _changed(m0, m1) | (_changed(v0, v1) if words else set())
         if changed:
@@ -182,7 +184,7 @@ def _rename(source: str, output: str, spec: dict, words: bool) -> Check:
             other = _changed(before, after) - set(mapping) - set(mapping.values())
             if other:
                 problems.append("other identifiers changed: " + ", ".join(sorted(other)[:5]))
-    return Check("rename complete", not problems, "; ".join(problems))
+    return Check(name="rename complete", passed=not problems, detail="; ".join(problems))
 
 
 def _changed(before: Counter, after: Counter) -> set[str]:
@@ -201,7 +203,7 @@ def _hints(tree: ast.Module) -> Check:
         ]
         if fn.returns is None:
             missing.append(f"{fn.name} -> ?")
-    return Check("type hints everywhere", not missing, ", ".join(missing[:6]))
+    return Check(name="type hints everywhere", passed=not missing, detail=", ".join(missing[:6]))
 
 
 _PROBE = """
@@ -238,9 +240,9 @@ def _probe(code: str, exprs: list[str], messages: bool = False) -> list[str] | s
 def _behaviour(source: str, output: str, exprs: list[str], messages: bool) -> Check:
     before, after = _probe(source, exprs, messages), _probe(output, exprs, messages)
     if isinstance(after, str):
-        return Check("behaviour kept", False, after)
+        return Check(name="behaviour kept", passed=False, detail=after)
     diff = [f"{e}: {a} (was {b})" for e, b, a in zip(exprs, before, after, strict=True) if a != b]
-    return Check("behaviour kept", not diff, "; ".join(diff[:3]))
+    return Check(name="behaviour kept", passed=not diff, detail="; ".join(diff[:3]))
 
 
 def _scope(source: str, output: str, tree: ast.Module, spec: dict) -> Check:
@@ -280,4 +282,4 @@ def _scope(source: str, output: str, tree: ast.Module, spec: dict) -> Check:
                 or (insert == "imports" and not all(re.match(r"(import |from |\w+ = )", x) for x in new))
             ):
                 bad.append(f"added {new[0].strip()[:40]!r}")
-    return Check("no unrelated lines", not bad, "; ".join(bad[:3]))
+    return Check(name="no unrelated lines", passed=not bad, detail="; ".join(bad[:3]))

@@ -49,6 +49,18 @@ class Constraint:
             raise ValueError(f"constraint kind must be one of {', '.join(KINDS)}")
 
 
+def json_grammar(text: str, name: str) -> Constraint | None:
+    """JSON (any whitespace) for a .json file that parses; None for any other file, and for
+    one that is not JSON yet (a grammar would forbid the edit that makes it so)."""
+    if not name.lower().endswith(".json"):
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    return Constraint("json", "")
+
+
 def _json_options(compact: bool) -> dict:
     if compact:
         return {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}

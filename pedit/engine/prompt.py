@@ -57,7 +57,7 @@ def language(filename: str) -> str:
     return LANGS.get(PurePath(filename).suffix.lower(), "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prompt:
     tokens: list[int]  # the whole prompt, primed assistant turn included
     fence: str  # the fence around the file; the answer should end with it
@@ -107,7 +107,7 @@ def build_prompt(backend, req: EditRequest) -> Prompt:
     tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
     draft = _answer(backend, req.text if req.draft is None else req.draft, fence)
     guess = draft if req.guess is None else _answer(backend, req.guess, fence)
-    return Prompt(tokens, fence, prime, draft, guess)
+    return Prompt(tokens=tokens, fence=fence, prime=prime, draft=draft, guess=guess)
 
 
 def _answer(backend, text: str, fence: str) -> list[int]:
@@ -119,7 +119,7 @@ def build_summary_prompt(backend, req: EditRequest) -> Prompt:
     """A prompt whose answer is new text about the file (not primed, no predicted draft)."""
     fence = fence_of(req)
     msgs = messages(replace(req, system=req.system or SUMMARY_SYSTEM), fence)
-    return Prompt(encode_chat(backend, msgs), fence, "", [], [])
+    return Prompt(tokens=encode_chat(backend, msgs), fence=fence, prime="", draft=[], guess=[])
 
 
 def end_of_turn(backend) -> list[int]:

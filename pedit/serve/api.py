@@ -30,7 +30,7 @@ class ApiError(Exception):
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Call:
     """One request, as the engine needs it: a conversation (/v1/chat/completions) or a
     plain-text prompt (/v1/completions)."""

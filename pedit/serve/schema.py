@@ -124,7 +124,7 @@ def parse_chat(raw: bytes, n_ctx: int) -> Call:
     ]
     continue_final = _continuation(body, messages)
     limit = body.max_completion_tokens or body.max_tokens
-    call = Call(messages, "", continue_final, *_decoding(body, limit, n_ctx))
+    call = Call(messages=messages, text="", continue_final=continue_final, **_decoding(body, limit, n_ctx))
     if call.prediction is not None:
         return replace(call, draft_from="prediction")
     found = fenced_file(messages)
@@ -207,7 +207,9 @@ def parse_completion(raw: bytes, n_ctx: int) -> Call:
         prompt = prompt[0]
     if not prompt:
         raise ApiError(400, "prompt must be a non-empty string (or a list of one)", "prompt")
-    call = Call(None, prompt, False, *_decoding(body, body.max_tokens or 16, n_ctx))
+    call = Call(
+        messages=None, text=prompt, continue_final=False, **_decoding(body, body.max_tokens or 16, n_ctx)
+    )
     return call if call.prediction is None else replace(call, draft_from="prediction")
 
 
@@ -252,11 +254,12 @@ def _continuation(body: ChatBody, messages: list[dict]) -> bool:
     return cont
 
 
-def _decoding(body: Common, limit: int | None, n_ctx: int) -> tuple:
-    """What both endpoints share: (prediction, options, stop, stream, include_usage).
+def _decoding(body: Common, limit: int | None, n_ctx: int) -> dict:
+    """What both endpoints share: Call's prediction, options, stop, stream, include_usage.
     No limit: the context's room (the model clips it to what is left after the prompt)."""
     prediction = _text(body.prediction.content) if body.prediction else None
     sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=body.seed)
     stop = (body.stop,) if isinstance(body.stop, str) else tuple(body.stop or ())
     include = bool(body.stream_options and body.stream_options.include_usage)
-    return prediction, DecodeOptions(limit or n_ctx, sampling), stop, body.stream, include
+    return {"prediction": prediction, "options": DecodeOptions(limit or n_ctx, sampling), "stop": stop,
+            "stream": body.stream, "include_usage": include}  # fmt: skip
