@@ -44,7 +44,7 @@ class ConflictError(PeditError):
 
 class RefusedError(PeditError):
     """The model's answer is not written: it is not a whole rewrite (cut off, no closing
-    fence, empty) or a guard found it unsafe (see pedit/app/guard.py); `force` says whether
+    fence, empty) or a guard found it unsafe (see pedit/checks/guard.py); `force` says whether
     --force may override it."""
 
     exit_code = ExitCode.REFUSED

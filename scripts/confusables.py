@@ -30,13 +30,13 @@ import re
 import sys
 from pathlib import Path
 
-from pedit.app import confusables, fix
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
 from pedit.models import load
+from pedit.tools import confusables, fix
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 

@@ -12,11 +12,11 @@ A rule is chosen when it made at least 3 suggestions on the tuning tasks and the
 least 3 in 4 of them right (SpellCheck aside: spelling is pyspellchecker's); a rule with
 fewer, too few to judge alone, when every one was right and its kind, all its rules
 together, passes the same bar. `--write`
-keeps the choice, and every rule's counts, in pedit/app/harper_rules.json, which
+keeps the choice, and every rule's counts, in pedit/tools/harper_rules.json, which
 grammarcheck.DEFAULT_RULES reads.
 
     python scripts/harper_rules.py            # the tables
-    python scripts/harper_rules.py --write    # and pedit/app/harper_rules.json
+    python scripts/harper_rules.py --write    # and pedit/tools/harper_rules.json
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
-from pedit.app import grammarcheck as gc
-from pedit.app import spelling
 from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, score_fix, tokens
+from pedit.tools import grammarcheck as gc
+from pedit.tools import spelling
 
-RULES = Path(__file__).resolve().parent.parent / "pedit" / "app" / "harper_rules.json"
+RULES = Path(__file__).resolve().parent.parent / "pedit" / "tools" / "harper_rules.json"
 ESSAY = Path(__file__).resolve().parent.parent / "examples" / "essay.md"
 ESSAY_FIXES = [  # the essay's 12 wrong words (score_fix counts 10 errors:
     # "Their is" and "peoples enjoys" are two adjacent words each), as (error, correct)
@@ -99,7 +99,7 @@ def choose(table: dict[str, list[int]], *, precision: float = PRECISION, least: 
 
 
 def write(table: dict[str, list[int]], heldout: dict[str, list[int]], chosen: set[str]) -> None:
-    """pedit/app/harper_rules.json: the chosen rules, and every rule's counts."""
+    """pedit/tools/harper_rules.json: the chosen rules, and every rule's counts."""
     rules = {
         k.split("/")[1]: {
             "kind": k.split("/")[0],

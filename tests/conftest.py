@@ -15,8 +15,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parent))
 
 import tiny  # noqa: E402
-from pedit.app import confusables  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
+from pedit.tools import confusables  # noqa: E402
 
 KINDS = ["reference", "llama.cpp", "transformers"]
 

@@ -14,10 +14,10 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pedit.app import guard
 from pedit.app.jobs import SUMMARY_ROOM
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
+from pedit.checks import guard
 from pedit.cli.app import app
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.sampling import Sampling

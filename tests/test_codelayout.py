@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pedit.app.codelayout import keep_code_layout
-from pedit.app.guard import fix_reason
+from pedit.checks.guard import fix_reason
 
 SOURCE = '''def limit(n, d):
     """Retrun the the ratio."""

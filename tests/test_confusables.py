@@ -1,4 +1,4 @@
-"""fix's confusion sets (pedit/app/confusables.py): which words are candidates, and the
+"""fix's confusion sets (pedit/tools/confusables.py): which words are candidates, and the
 model's scored swaps in the draft. On the reference backend the rewrite that scores them
 (and reuses the scoring's reading of the prompt) writes exactly what plain decoding of the
 same request, draft and biases writes, greedy and seeded."""
@@ -11,8 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedit.app import confusables, grammarcheck
-from pedit.app.confusables import Swap, apply, candidates, chosen
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
@@ -22,6 +20,8 @@ from pedit.engine.keepbias import suggested
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
 from pedit.request import EditRequest
+from pedit.tools import confusables, grammarcheck
+from pedit.tools.confusables import Swap, apply, candidates, chosen
 from pedit.ui.render import stats_line
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)

@@ -1,13 +1,13 @@
-"""The author's English (app/dialect.py): the variety a document is spelt in, and a fix
+"""The author's English (tools/dialect.py): the variety a document is spelt in, and a fix
 that never corrects a word right in it (issue 39: "organised" became "organized")."""
 
 from __future__ import annotations
 
 import pytest
 
-from pedit.app import dialect, grammarcheck
-from pedit.app.spelling import spellcheck
 from pedit.bench.corpus import load_tasks
+from pedit.tools import dialect, grammarcheck
+from pedit.tools.spelling import spellcheck
 
 BRITISH = "The colour of the centre was organised by the neighbours, whose behaviour was odd.\n"
 AMERICAN = "The color of the center was organized by the neighbors, whose behavior was odd.\n"

@@ -1,4 +1,4 @@
-"""Checks that decide early (pedit/app/earlycheck.py), by their invariants: whenever the
+"""Checks that decide early (pedit/checks/earlycheck.py), by their invariants: whenever the
 complete lines of an answer written so far are refused, the whole answer fails the rename
 check, whatever it is; a refusal of its code says missed or strayed as the whole answer's
 check does (unless what follows makes the answer's code unreadable, which the whole
@@ -10,10 +10,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedit.app.earlycheck import EarlyCheck
-from pedit.app.intent import RENAME, Intent
-from pedit.app.intentcheck import check, code_differs, code_tokens, missed
-from pedit.app.rename import rename
+from pedit.checks.earlycheck import EarlyCheck
+from pedit.checks.intentcheck import check, code_differs, code_tokens, missed
+from pedit.tools.intent import RENAME, Intent
+from pedit.tools.rename import rename
 
 BEFORE = '''\
 """Wrap text to a width."""

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from pedit.app import guard
 from pedit.app.jobs import EngineOptions, Job
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
+from pedit.checks import guard
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
 

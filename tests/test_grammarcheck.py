@@ -1,4 +1,4 @@
-"""Harper's grammar suggestions for fix's draft (pedit/app/grammarcheck.py), on real text."""
+"""Harper's grammar suggestions for fix's draft (pedit/tools/grammarcheck.py), on real text."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pedit.app import grammarcheck as gc
-from pedit.app.spelling import spellcheck
 from pedit.bench.corpus import load_tasks
+from pedit.tools import grammarcheck as gc
+from pedit.tools.spelling import spellcheck
 
 ESSAY = (Path(__file__).resolve().parent.parent / "examples" / "essay.md").read_text(encoding="utf-8")
 FIX_TASKS = [t for t in load_tasks() if t.command == "fix"]
@@ -143,7 +143,7 @@ def test_threads_share_the_linter_safely():
 
 def test_warm_builds_the_linter_and_the_dictionary_once():
     """What the CLI builds while the model loads: afterwards both are the ones first use gets."""
-    from pedit.app import spelling
+    from pedit.tools import spelling
 
     gc.warm()
     linter, words, lengths = gc._linter(), spelling.checker(), spelling.by_length()

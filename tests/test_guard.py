@@ -1,4 +1,4 @@
-"""The write guard judges edits, not word identity (pedit/app/guard.py): a paragraph whose
+"""The write guard judges edits, not word identity (pedit/checks/guard.py): a paragraph whose
 words a fix corrected is kept, one replaced by other text is not; markup a fix adds is a
 change nobody asked for. Real strings, no model; the CLI's refusals are in test_safety.py."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pedit.app import guard
 from pedit.bench.corpus import CORPUS, load_tasks
+from pedit.checks import guard
 
 ESSAY = (Path(__file__).parent.parent / "examples" / "essay.md").read_text()
 ESSAY_FIXED = {  # its twelve errors (README), each corrected

@@ -1,4 +1,4 @@
-"""Type hints as an edit grammar and its check (pedit/app/hints.py), on the corpus' two
+"""Type hints as an edit grammar and its check (pedit/tools/hints.py), on the corpus' two
 type-hint tasks and on tricky signatures.
 
 The grammar accepts the file with a right set of annotations and rejects any other answer
@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pedit.app.hints import annotated, hints_grammar, slots
 from pedit.backends import open_backend
 from pedit.bench.corpus import CORPUS
 from pedit.engine.edit import EditOptions, edit_events
@@ -24,6 +23,7 @@ from pedit.engine.grammar import Constraint, Matcher, grammar, tokenizer_for
 from pedit.engine.sampling import Sampling
 from pedit.events import TokenGenerated, drain
 from pedit.request import EditRequest
+from pedit.tools.hints import annotated, hints_grammar, slots
 
 CALENDAR = (CORPUS / "calendar_days.py").read_text(encoding="utf-8")
 SHLEX = (CORPUS / "shlex_quote.py").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""What a refactor asks (pedit/app/intent.py): the patterns on common phrasings and on
+"""What a refactor asks (pedit/tools/intent.py): the patterns on common phrasings and on
 every refactor instruction of the quality corpus, and the model's reading read safely."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pedit.app.intent import EXTRACT, FSTRINGS, HINTS, LOGGING, OTHER, RENAME, from_extracted, parse, vague
 from pedit.bench.corpus import load_tasks
+from pedit.tools.intent import EXTRACT, FSTRINGS, HINTS, LOGGING, OTHER, RENAME, from_extracted, parse, vague
 
 
 @pytest.mark.parametrize(

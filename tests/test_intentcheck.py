@@ -1,4 +1,4 @@
-"""The checks of a refactor's intent (pedit/app/intentcheck.py) on the quality corpus'
+"""The checks of a refactor's intent (pedit/checks/intentcheck.py) on the quality corpus'
 real files: every hand-written right answer passes its intent's check, the unchanged file
 fails it, and the tools' own proposals pass."""
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pedit.app.intent import OTHER, RENAME, parse
-from pedit.app.intentcheck import check, undefined
 from pedit.app.refactor import fstrings
-from pedit.app.rename import rename
 from pedit.bench.corpus import CORPUS, load_tasks
+from pedit.checks.intentcheck import check, undefined
+from pedit.tools.intent import OTHER, RENAME, parse
+from pedit.tools.rename import rename
 
 REFACTORS = [t for t in load_tasks() if t.command == "refactor"]
 

@@ -19,13 +19,15 @@ BELOW = {
     "backends": set(),
     "engine": {"backends"},
     "models": {"backends"},
-    "app": {"engine", "models", "backends"},
-    "ui": {"app", "engine", "models", "backends"},
-    "tui": {"ui", "app", "engine", "models", "backends"},
-    "hook": {"ui", "app", "engine", "models", "backends"},
-    "bench": {"ui", "app", "engine", "models", "backends"},
-    "serve": {"app", "engine", "models", "backends"},
-    "cli": {"tui", "hook", "bench", "serve", "ui", "app", "engine", "models", "backends"},
+    "tools": {"engine", "backends"},  # the proposers: no shell, no app
+    "checks": {"tools", "engine", "backends"},  # what decides: no shell, no app
+    "app": {"checks", "tools", "engine", "models", "backends"},
+    "ui": {"app", "checks", "tools", "engine", "models", "backends"},
+    "tui": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
+    "hook": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
+    "bench": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
+    "serve": {"app", "checks", "tools", "engine", "models", "backends"},
+    "cli": {"tui", "hook", "bench", "serve", "ui", "app", "checks", "tools", "engine", "models", "backends"},
 }
 
 

@@ -9,9 +9,6 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pedit.app import confusables, grammarcheck
-from pedit.app.rename import rename
-from pedit.app.spelling import spellcheck
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions, generate
@@ -23,6 +20,9 @@ from pedit.engine.prompt import FenceStream, build_prompt
 from pedit.engine.sampling import Sampling
 from pedit.engine.speculative import Drafting, speculative_generate
 from pedit.request import EditRequest
+from pedit.tools import confusables, grammarcheck
+from pedit.tools.rename import rename
+from pedit.tools.spelling import spellcheck
 
 TEXTS = [
     "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n",

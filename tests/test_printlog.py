@@ -1,4 +1,4 @@
-"""print() to logging as a tool (pedit/app/printlog.py): on the report's real files its
+"""print() to logging as a tool (pedit/tools/printlog.py): on the report's real files its
 edit passes the task's own checks and the loop's, behaves as the file did, and what it
 cannot convert it leaves to the model (None)."""
 
@@ -11,11 +11,11 @@ import logging
 
 import pytest
 
-from pedit.app.intent import LOGGING, Intent, parse
-from pedit.app.intentcheck import check
-from pedit.app.printlog import to_logging
 from pedit.bench.checks import run_checks
 from pedit.bench.corpus import load_tasks
+from pedit.checks.intentcheck import check
+from pedit.tools.intent import LOGGING, Intent, parse
+from pedit.tools.printlog import to_logging
 
 TASKS = [t for t in load_tasks() if t.command == "refactor" and "print" in t.check.get("absent", ())]
 

@@ -9,13 +9,13 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from pedit.app.spelling import prose_spans, spellcheck
 from pedit.bench.checks import run_checks
 from pedit.bench.corpus import KINDS, introduced_errors, load_tasks
 from pedit.bench.quality import change_kind, distance, score_fix, tokens
 from pedit.bench.quality_report import goals, markdown, summarize
 from pedit.bench.quality_run import Config, QualityRun, evaluate
 from pedit.cli.app import app
+from pedit.tools.spelling import prose_spans, spellcheck
 
 TASKS = {t.id: t for t in load_tasks()}
 FIX = [t for t in TASKS.values() if t.reference() is not None]

@@ -11,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pedit.app.intentcheck import code_tokens, missed
 from pedit.app.jobs import EngineOptions, Job
-from pedit.app.rename import rename
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
+from pedit.checks.intentcheck import code_tokens, missed
 from pedit.cli.app import app
 from pedit.engine.sampling import Sampling
 from pedit.errors import RefusedError
 from pedit.events import drain
+from pedit.tools.rename import rename
 
 SRC = (
     "def f(name, pat):\n    pat = norm(pat)\n    return match(name, pat)\n\n"

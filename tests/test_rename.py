@@ -1,15 +1,15 @@
-"""The exact rename (pedit/app/rename.py): rope for Python, tree-sitter elsewhere, checked
+"""The exact rename (pedit/tools/rename.py): rope for Python, tree-sitter elsewhere, checked
 on the quality corpus' real files by the benchmark's own checks."""
 
 from __future__ import annotations
 
 import pytest
 
-from pedit.app.intent import parse
-from pedit.app.rename import code_names, rename
 from pedit.bench.checks import run_checks
 from pedit.bench.corpus import load_tasks
 from pedit.errors import UsageError
+from pedit.tools.intent import parse
+from pedit.tools.rename import code_names, rename
 
 RENAMES = [t for t in load_tasks() if t.command == "refactor" and "rename" in t.check]
 

@@ -24,8 +24,9 @@ from disks import fill
 from typer.testing import CliRunner
 
 from pedit import models
-from pedit.app import fileio, guard
+from pedit.app import fileio
 from pedit.backends.reference import ReferenceBackend
+from pedit.checks import guard
 from pedit.cli.app import app
 from pedit.errors import ConflictError, UsageError
 from scripted import Answering

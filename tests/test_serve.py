@@ -136,12 +136,12 @@ def test_a_chat_that_holds_one_fenced_file_gets_it_as_its_draft(server):
 def test_a_rename_request_gets_the_clis_tool_and_check_and_the_models_text(server, stream):
     """pedit's own remote request for a rename, with its prediction: the exact rename
     drafts, the answer is plain decoding's, and the CLI's check of it is in `pedit`."""
-    from pedit.app.intent import parse
-    from pedit.app.intentcheck import check
-    from pedit.app.rename import rename
+    from pedit.checks.intentcheck import check
     from pedit.engine.remote import remote_prompt
     from pedit.request import EditRequest
     from pedit.serve.tools import split
+    from pedit.tools.intent import parse
+    from pedit.tools.rename import rename
 
     msgs, _, _, prediction = remote_prompt(
         EditRequest(FILE, "Rename s to acc.", "total.py"), "rewrite", False

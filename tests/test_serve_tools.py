@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from pedit.app import grammarcheck, intentcheck
-from pedit.app.intent import parse
-from pedit.app.rename import rename
 from pedit.app.templates import BUILTIN
+from pedit.checks import intentcheck
 from pedit.engine.remote import remote_prompt
 from pedit.request import EditRequest
 from pedit.serve import tools
+from pedit.tools import grammarcheck
+from pedit.tools.intent import parse
+from pedit.tools.rename import rename
 
 CODE = 'def area(width, height):\n    """The area."""\n    return width * height\n\n\nprint(area(2, 3))\n'
 RENAMED = rename(CODE, "shapes.py", {"width": "w"})

@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pedit.app import spelling
 from pedit.app.jobs import EngineOptions, Job
-from pedit.app.spelling import spellcheck
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
+from pedit.tools import spelling
+from pedit.tools.spelling import spellcheck
 
 TEXT = "We recieved the letter.\n\n```python\nrecieve = 1  # teh value\n```\n"
 

@@ -1,1 +1,2 @@
-"""What the shells share: jobs and chunks, the session, calibration, file I/O, config, templates."""
+"""What the shells share: jobs and chunks, a refactor's run, the session, calibration, file I/O, config,
+templates. The tools (pedit/tools) propose, the checks (pedit/checks) decide; this orchestrates."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from .guard import PROSE
+from ..checks.guard import PROSE
 
 
 def keep_code_layout(name: str, source: str, output: str) -> str:

@@ -48,7 +48,7 @@ from ..engine.names import SPECULATE
 from ..engine.planner import DRAFT_MAX
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
-from . import dialect
+from ..tools import dialect
 from .machine import CPUS
 from .templates import check_overrides
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePath
 
 from ..backends import AnyBackend
+from ..checks import guard
 from ..engine.decode import common_prefix, hold
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import Constraint, GrammarError, json_grammar
@@ -23,10 +24,11 @@ from ..errors import RefusedError, UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
-from . import chunking, dialect, fix, guard, prefixcache
+from ..tools import dialect, fix
+from ..tools.confusables import ARTICLES, REAL_WORDS, SURE
+from . import chunking, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
-from .confusables import ARTICLES, REAL_WORDS, SURE
 from .linebreaks import keep_line_breaks
 from .outcome import Outcome
 from .templates import Template

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..checks.intentcheck import Verdict
 from ..events import Stats
-from .intent import Intent
-from .intentcheck import Verdict
+from ..tools.intent import Intent
 
 
 @dataclass

@@ -37,17 +37,17 @@ import contextlib
 from dataclasses import replace
 from pathlib import PurePath
 
+from ..checks.earlycheck import EarlyCheck, Stopped, watched
+from ..checks.intentcheck import Verdict, check, missed
 from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
 from ..events import Stats, drain
-from . import intent as intents
-from .earlycheck import EarlyCheck, Stopped, watched
-from .intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
-from .intentcheck import Verdict, check, missed
+from ..tools import intent as intents
+from ..tools.intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
+from ..tools.printlog import to_logging
+from ..tools.rename import RenameError, rename, supported
 from .outcome import Outcome
-from .printlog import to_logging
-from .rename import RenameError, rename, supported
 
 TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (issue 26's prototype: 3/7 -> 4/7)
 RETRY_BIAS = 4.0  # β on the second try: the model departs from the tool only when sure
@@ -101,7 +101,7 @@ def proposal(
             return None, None
         return exact, None
     if found.kind == HINTS and python:
-        from .hints import hints_grammar
+        from ..tools.hints import hints_grammar
 
         try:
             return None, Constraint("lark", hints_grammar(text))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from ..backends import AnyBackend
+from ..checks.guard import incomplete
 from ..engine.costmodel import CostModel
 from ..engine.decode import PromptTooLong
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
@@ -27,7 +28,6 @@ from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
-from .guard import incomplete
 from .jobs import EngineOptions
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 
-from ..app.confusables import ARTICLES, REAL_WORDS, SURE
 from ..app.jobs import Job, Outcome
 from ..engine.edit import SUGGEST_DELETIONS
+from ..tools.confusables import ARTICLES, REAL_WORDS, SURE
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Variant:
     intents: bool = True  # a refactor through its intent's tools, grammar and check
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
-    dialect: str = "auto"  # the variety of English a fix keeps (app/dialect.py)
+    dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
 
     def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
         return replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note).rewrite(

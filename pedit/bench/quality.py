@@ -30,7 +30,7 @@ import difflib
 import re
 from dataclasses import asdict, dataclass, field
 
-from ..app import dialect
+from ..tools import dialect
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
@@ -213,7 +213,7 @@ def change_kind(src: list[str], i1: int, i2: int, new: list[str]) -> str:
 def _varieties(a: str, b: str) -> bool:
     """Are a and b one word as two varieties of English spell it (colour, color; grey,
     gray; demeanour, demeanor)? American spells exactly one of them so, and another
-    variety the other (app/dialect.py's Harper spellers)."""
+    variety the other (tools/dialect.py's Harper spellers)."""
     if not (a.isalpha() and b.isalpha()):
         return False
     american = dialect.flagged([a, b], "american")

@@ -302,7 +302,7 @@ _HOW = """## How it is scored
   confusion-set swaps the model scored likelier ("their" -> "there", "was" -> "were");
   `+articles` the confusion sets with the dropped articles the model scores likelier
   ("obtain copy" -> "obtain a copy"; off by default: it cost 11% more seconds per fix
-  file for 2 more tuning errors fixed, `pedit/app/confusables.py`); `+norealwords` without each
+  file for 2 more tuning errors fixed, `pedit/tools/confusables.py`); `+norealwords` without each
   word's common neighbours at one edit the model scores likelier ("the preferred from" ->
   "form"); `+nodeletions` without the suggestions' β on the draft token right after a
   tool's deletion ("by by" -> "by" changes no draft token, so without it the suggestion's
@@ -319,7 +319,7 @@ _HOW = """## How it is scored
   tokens) at a time. Variants run in a separate group are timed in another process:
   compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
-  every unknown word of the prose (`pedit/app/spelling.py`)."""
+  every unknown word of the prose (`pedit/tools/spelling.py`)."""
 
 
 def chart(data: dict, path: Path) -> bool:

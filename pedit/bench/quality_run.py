@@ -5,7 +5,7 @@ the file as it was), and time each run.
 A configuration is written `MODEL[@BACKEND][+VARIANT...]`: a model pedit knows, the
 backend (llama.cpp by default), and variants (levers.py) such as `plain` (no
 speculation: the speed baseline, whose output must be the same) or a prompt. The name
-`spellcheck` is the non-LLM baseline (pedit/app/spelling.py).
+`spellcheck` is the non-LLM baseline (pedit/tools/spelling.py).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..app import guard
 from ..app.jobs import EngineOptions, Job
-from ..app.spelling import spellcheck
 from ..app.templates import BUILTIN
+from ..checks import guard
 from ..engine.costmodel import measure
 from ..errors import RefusedError
 from ..events import Finished, drain
+from ..tools.spelling import spellcheck
 from .checks import run_checks
 from .corpus import Task
 from .levers import VARIANTS, Variant, lookup

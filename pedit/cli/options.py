@@ -15,10 +15,10 @@ from typing import Annotated
 import click
 import typer
 
-from ..app.dialect import CHOICES
 from ..app.machine import CPUS
 from ..engine.names import DRAFTERS
 from ..errors import UsageError
+from ..tools.dialect import CHOICES
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"
 STRUCTURE = "Structure"

@@ -20,12 +20,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..app import config, fileio, grammarcheck
+from ..app import config, fileio
 from ..app.jobs import EngineOptions, Job, Outcome, Render
 from ..app.loading import load_with_cost
 from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
+from ..tools import grammarcheck
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, stats_line
 from ..ui.styles import legend

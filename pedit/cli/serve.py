@@ -82,10 +82,11 @@ def serve_command(
     import uvicorn
     from rich.console import Console
 
-    from ..app import config, grammarcheck
+    from ..app import config
     from ..app.loading import load_with_cost
     from ..serve.app import ServeConfig, create_app
     from ..serve.limits import Limits, uvicorn_config
+    from ..tools import grammarcheck
     from ..ui.render import RichReporter
 
     given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate}

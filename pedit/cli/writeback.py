@@ -1,5 +1,5 @@
 """A rewrite's way out, per output mode (options.WriteBack): the guard decides whether it is
-safe (app/guard.py), then JSON keeps it in the file's record, STDOUT prints it, DIFF shows
+safe (checks/guard.py), then JSON keeps it in the file's record, STDOUT prints it, DIFF shows
 it, CHECK says it would change (exit 1), ASK shows it and asks, YES writes it. A refused
 rewrite is written or printed only with --force, and an empty answer never."""
 
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import click
 
-from ..app import fileio, guard
+from ..app import fileio
+from ..checks import guard
 from ..errors import ExitCode, RefusedError
 from ..ui.render import print_diff, unified_diff
 from .options import WriteBack

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import models
-from ..app import fileio, guard
+from ..app import fileio
 from ..app.config import Settings
 from ..app.hunks import hunks
 from ..app.templates import templates
+from ..checks import guard
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
 from ..events import Stats
 from ..ui.render import unified_diff

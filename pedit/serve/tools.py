@@ -4,7 +4,7 @@
     file        = the prediction's (inside its fences, when it has them), named by the line
                   above the file's fence in that message ("textwrap.py:", aider's `path`),
                   else by the fence's language, else as Python when it parses, else text
-    proposal    = a rename (intent.parse):  the exact rename (app/rename.py)
+    proposal    = a rename (intent.parse):  the exact rename (tools/rename.py)
                   f-strings, logging:       the tool's conversion (app/refactor.proposal)
                   a fix (the instruction asks for spelling, grammar, typos, punctuation):
                                             Harper's and the spelling's suggestions
@@ -27,10 +27,11 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from ..app import grammarcheck, guard, intentcheck
-from ..app import intent as intents
 from ..app.refactor import proposal
+from ..checks import guard, intentcheck
 from ..engine.prompt import LANGS
+from ..tools import grammarcheck
+from ..tools import intent as intents
 from .schema import FENCE, fenced_blocks
 
 log = logging.getLogger("pedit.serve")

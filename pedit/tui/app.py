@@ -21,11 +21,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from ..app import calibration, fileio, guard
+from ..app import calibration, fileio
 from ..app.jobs import EngineOptions
 from ..app.loading import Loaded
 from ..app.session import Session, SessionError, TurnResult
 from ..backends import BackendError
+from ..checks import guard
 from ..errors import PeditError
 from ..events import Progress, TextReceived, TokenGenerated, TokensAccepted
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped
