@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 from pedit.backends import open_backend
 from pedit.bench.corpus import CORPUS
+from pedit.checks.annotated import annotated
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.grammar import Constraint, Matcher, grammar, tokenizer_for
 from pedit.engine.sampling import Sampling
 from pedit.events import TokenGenerated, drain
 from pedit.request import EditRequest
-from pedit.tools.hints import annotated, hints_grammar, slots
+from pedit.tools.hints import hints_grammar, slots
 
 CALENDAR = (CORPUS / "calendar_days.py").read_text(encoding="utf-8")
 SHLEX = (CORPUS / "shlex_quote.py").read_text(encoding="utf-8")

@@ -24,7 +24,7 @@ from disks import fill
 from typer.testing import CliRunner
 
 from pedit import models
-from pedit.app import fileio
+from pedit.app import atomic, fileio
 from pedit.backends.reference import ReferenceBackend
 from pedit.checks import guard
 from pedit.cli.app import app
@@ -106,7 +106,7 @@ def test_a_killed_pedits_temporary_file_is_removed_by_the_next_write(tmp_path):
     ]
     for name in stale + kept:
         (tmp_path / name).write_text("half a file")
-    hour_ago = os.stat(essay).st_mtime - fileio.STALE_SECONDS - 60
+    hour_ago = os.stat(essay).st_mtime - atomic.STALE_SECONDS - 60
     os.utime(tmp_path / ".essay.md.oldstyle.pedit", (hour_ago, hour_ago))
     fileio.write(fileio.read(essay), FIXED)
     assert essay.read_text() == FIXED
@@ -518,17 +518,17 @@ import os, signal, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_safety import Answering
 from pedit import models
-from pedit.app import fileio
+from pedit.app import atomic
 from pedit.cli.app import main
 models.load = lambda *a, **k: Answering({FIXED!r})
-real_replace, real_fsync_dir = os.replace, fileio._fsync_dir
+real_replace, real_fsync_dir = os.replace, atomic._fsync_dir
 def replace(a, b):
     real_replace(a, b)
     os.kill(os.getpid(), signal.SIGTERM)
 def fsync_dir(directory):
     print("fsynced", directory, file=sys.stderr)
     real_fsync_dir(directory)
-os.replace, fileio._fsync_dir = replace, fsync_dir
+os.replace, atomic._fsync_dir = replace, fsync_dir
 sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
 main()
 """

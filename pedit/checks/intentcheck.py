@@ -5,7 +5,7 @@ written (the guard, guard.py, then judges whether it is safe to write at all).
              are exactly the exact rename's (rename.py), and every line it changes names
              an old or a new name: strings and comments may differ (a docstring reworded
              around the new name), the code may not
-    hints    hints.annotated: the AST is the file's once annotations are taken away, and
+    hints    annotated.annotated: the AST is the file's once annotations are taken away, and
              every parameter and return is annotated
     fstrings no %-formatting of a string literal and no "...".format() call is left, only
              lines that had one change, and a line flynt converted reads as flynt has it
@@ -69,7 +69,7 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
         kind = {HINTS: "hints", FSTRINGS: "fstrings", LOGGING: "logging", EXTRACT: "extract"}.get(intent.kind)
         return Verdict(check=kind or "parse", passed=False, reason=why)
     if intent.kind == HINTS:
-        from ..tools.hints import annotated
+        from .annotated import annotated
 
         why = annotated(before, after)
         return Verdict(check="hints", passed=why is None, reason=why or "")

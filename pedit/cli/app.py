@@ -73,8 +73,8 @@ REWRITES = ("fix", "refactor", "summarize", "edit", "extract", "tui")  # the com
 
 def _stopped(how: str, command: str | None) -> str:
     """What a stop (Ctrl-C, SIGTERM) left, truly: a write is never split by a signal
-    (fileio.uninterrupted), so the files this process replaced are exactly fileio.written()."""
-    from ..app import fileio
+    (atomic.uninterrupted), so the files this process replaced are exactly atomic.written()."""
+    from ..app import atomic
 
     if command == "serve":
         return f"{how}; the server stopped"
@@ -82,7 +82,7 @@ def _stopped(how: str, command: str | None) -> str:
         return f"{how}; the lines above say what was changed, nothing else was"
     if command not in REWRITES:
         return how
-    done = [str(p) for p in fileio.written()]
+    done = [str(p) for p in atomic.written()]
     if not done:
         return f"{how}; no file was changed"
     names = ", ".join(done[:3]) + (f" and {len(done) - 3} more" if len(done) > 3 else "")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import models
-from ..app import fileio
+from ..app import atomic, fileio
 from ..app.config import Settings
 from ..app.hunks import hunks
 from ..app.templates import templates
@@ -239,7 +239,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
             out.say(line.rstrip("\n"))
         return
     fixed = source.encode(new)
-    with fileio.uninterrupted():  # the index, the working tree and the file's line: all or none
+    with atomic.uninterrupted():  # the index, the working tree and the file's line: all or none
         if native:
             worktree.apply_native(repo, path, data, entry.blob, fixed, snap, config.restage, what, out.say)
         else:  # pre-commit: the file on disk is the staged content

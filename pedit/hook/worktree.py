@@ -3,7 +3,7 @@ while the model ran.
 
 The working-tree file is snapshotted when the hook reads it (before any generation): its
 bytes, device, inode, size, mtime_ns and sha256. Just before writing, it is snapshotted
-again, and the atomic write checks it once more before its rename (fileio.Stamp); if
+again, and the atomic write checks it once more before its rename (atomic.Stamp); if
 anything differs (someone saved the file meanwhile), nothing is written to it and the line
 says so. A staged file that is deleted (or a directory, or a symlink) in the working tree
 gets no working-tree write at all: with restage the fix is staged, so it is in the commit
@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..app import fileio
+from ..app import atomic
 from ..errors import ConflictError
 from . import git
 
@@ -38,9 +38,9 @@ class Snapshot:
     dev: int = 0
     ino: int = 0
 
-    def stamp(self, path: Path) -> fileio.Stamp:
-        """What fileio.write_bytes must still find at `path` (a regular file's snapshot)."""
-        return fileio.Stamp(
+    def stamp(self, path: Path) -> atomic.Stamp:
+        """What atomic.write_bytes must still find at `path` (a regular file's snapshot)."""
+        return atomic.Stamp(
             target=path.resolve(), dev=self.dev, ino=self.ino, size=self.size, mtime_ns=self.mtime_ns,
             sha256=self.sha256,
         )  # fmt: skip
@@ -130,7 +130,7 @@ def _write(worktree: Path, data: bytes, snap: Snapshot) -> bool:
     if not unchanged(worktree, snap):
         return False
     try:
-        fileio.write_bytes(worktree, data, expect=snap.stamp(worktree))
+        atomic.write_bytes(worktree, data, expect=snap.stamp(worktree))
     except ConflictError:
         return False
     return True

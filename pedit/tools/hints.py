@@ -1,4 +1,4 @@
-"""Type hints as an edit grammar (issue 26, part 4) and the check of the answer (part 5).
+"""Type hints as an edit grammar: a refactor's "add type hints" draft, constrained.
 
 `hints_grammar(text)` is a Lark grammar (llguidance's syntax: `Constraint("lark", ...)`)
 whose language is the file with a type at every annotation slot and nothing else changed:
@@ -27,14 +27,12 @@ makes `list[int]` raise). G: list set frozenset type (one type), dict (two), tup
 None` raises TypeError); a lowercase import is not a NAME unless TYPES lists it (it may be
 a function, and `f | None` raises). PEP 604 unions at def time need Python >= 3.10.
 
-`annotated(text, answer)` is the check of the "add type hints" intent: None if `answer` is
-`text` with annotations (and imports) added only and every slot filled, else a reason.
+Its check, `annotated(text, answer)`, is in pedit/checks/annotated.py.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import collections.abc
 import io
 import json
@@ -78,7 +76,7 @@ TYPES: dict[str, dict[str, tuple[bool, Takes]]] = {  # the types of a few module
     "decimal": {"Decimal": _CLASS}, "fractions": {"Fraction": _CLASS}, "logging": {"Logger": _CLASS},
     "argparse": dict.fromkeys(("ArgumentParser", "Namespace"), _CLASS),
 }  # fmt: skip
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EQUALS = re.compile(r"[ \t]*=[ \t]*")  # between a parameter's name and its default
 
 
@@ -103,7 +101,7 @@ class Slot:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Def:
+class Def:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     name: str  # qualified: "Editor.run", "run.inner"
     method: bool  # its first parameter is the instance or the class (self, cls)
@@ -164,11 +162,11 @@ def slots(text: str) -> list[Slot]:
         return starts[row - 1] + len(lines[row - 1].encode()[:byte_col].decode())
 
     closes = _signature_ends(text, starts)
-    future, module_bound = _future(tree), _bound(tree)
+    future, module_bound = has_future_annotations(tree), bound(tree)
     out = []
-    for d in _defs(tree):
+    for d in defs(tree):
         v = _vocabulary(tree, d, future, module_bound)
-        for p, _, has_default in _params(d):
+        for p, _, has_default in params(d):
             end = offset(p.end_lineno, p.end_col_offset)
             m = _EQUALS.match(text, end) if has_default else None
             if m is None:
@@ -182,64 +180,24 @@ def slots(text: str) -> list[Slot]:
     return sorted(out, key=lambda s: s.start)
 
 
-def annotated(text: str, answer: str) -> str | None:
-    """None if `answer` is `text` with annotations added only, else the first failure in
-    one line. Added: parameter and return annotations, `x: T = v` for `x = v`, top-level
-    imports (of the names the annotations use). Also checked: existing annotations kept,
-    each name an added annotation uses defined where it is evaluated (and not a builtin an
-    enclosing scope rebinds), every slot filled."""
-    try:
-        before = ast.parse(text)
-    except SyntaxError as e:
-        return f"cannot be checked: the file does not parse (line {e.lineno}: {e.msg})"
-    try:
-        after = ast.parse(answer)
-    except SyntaxError as e:
-        return f"does not parse (line {e.lineno}: {e.msg})"
-    bare = _stripped(_without_new_imports(ast.parse(answer), before))
-    line = _first_difference(_stripped(ast.parse(text)), bare)
-    if line is not None:
-        return f"changes code beyond annotations (line {line})"
-    old_defs, new_defs = _defs(before), _defs(after)
-    pairs = zip(_annotations(before, old_defs), _annotations(after, new_defs), strict=False)
-    for (label, old), (_, new) in pairs:
-        if old is not None and (new is None or ast.dump(old) != ast.dump(new)):
-            return f"changes the annotation of {label} (line {(new or old).lineno})"
-    future, module_bound = _future(after), _bound(after)
-    for d, old in zip(new_defs, old_defs, strict=False):
-        known = set(dir(builtins)) | d.shadow | _bound_in(_top(after, d, future))
-        for n in (n for ann in _added(d.node, old.node) for n in ast.walk(ann) if isinstance(n, ast.Name)):
-            if n.id not in known:
-                where = "is not defined" if n.id not in module_bound else "is defined only later"
-                return f"names {n.id}, which {where} (line {n.lineno})"
-            if n.id in d.shadow and hasattr(builtins, n.id):
-                return f"names {n.id}, which {d.name.rpartition('.')[0]} rebinds (line {n.lineno})"
-    missing = [f"{d.name}({star}{p.arg})" for d in new_defs for p, star, _ in _params(d)]
-    missing += [f"the return of {d.name}" for d in new_defs if d.node.returns is None]
-    if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        return f"leaves {missing[0]} unannotated{more}"
-    return None
-
-
 # --- the file's functions and their parameters ------------------------------------------
 
 
-def _defs(tree: ast.Module) -> list[_Def]:
+def defs(tree: ast.Module) -> list[Def]:
     """Every def (methods and nested functions included), in source order."""
-    out: list[_Def] = []
+    out: list[Def] = []
 
     def visit(node, qual: str, cls: frozenset | None, fns: frozenset, top: int, nested: bool) -> None:
-        if isinstance(node, _DEFS):
+        if isinstance(node, DEFS):
             static = any(isinstance(x, ast.Name) and x.id == "staticmethod" for x in node.decorator_list)
             method = cls is not None and not static
             shadow = fns | (cls or frozenset())
             where = None if nested else top
-            out.append(_Def(node=node, name=qual + node.name, method=method, top=where, shadow=shadow))
-            qual, cls, fns, nested = f"{qual}{node.name}.", None, fns | _bound(node), True
+            out.append(Def(node=node, name=qual + node.name, method=method, top=where, shadow=shadow))
+            qual, cls, fns, nested = f"{qual}{node.name}.", None, fns | bound(node), True
         elif isinstance(node, ast.ClassDef):  # a class body binds names as it runs
             for i, stmt in enumerate(node.body):
-                visit(stmt, f"{qual}{node.name}.", _bound_in(node.body[:i]), fns, top, nested)
+                visit(stmt, f"{qual}{node.name}.", bound_in(node.body[:i]), fns, top, nested)
             return
         for child in ast.iter_child_nodes(node):
             visit(child, qual, cls, fns, top, nested)
@@ -249,12 +207,12 @@ def _defs(tree: ast.Module) -> list[_Def]:
     return out
 
 
-def _all_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+def all_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
     a = fn.args
     return [p for p in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg] if p is not None]
 
 
-def _params(d: _Def) -> list[tuple[ast.arg, str, bool]]:
+def params(d: Def) -> list[tuple[ast.arg, str, bool]]:
     """(parameter, "*" or "**" or "", has a default) for each parameter that needs and
     lacks an annotation."""
     a = d.node.args
@@ -291,21 +249,21 @@ def _signature_ends(text: str, starts: list[int]) -> dict[int, int]:
 # --- which names a type may use ----------------------------------------------------------
 
 
-def _future(tree: ast.Module) -> bool:
+def has_future_annotations(tree: ast.Module) -> bool:
     """`from __future__ import annotations`: annotations are never evaluated."""
     imports = (s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__")
     return any(a.name == "annotations" for s in imports for a in s.names)
 
 
-def _top(tree: ast.Module, d: _Def, future: bool) -> list[ast.stmt]:
+def top_statements(tree: ast.Module, d: Def, future: bool) -> list[ast.stmt]:
     """The top-level statements run before d's annotations are evaluated (all of them for
     a function inside a function, which runs after the import, or under __future__)."""
     return tree.body if future or d.top is None else tree.body[: d.top]
 
 
-def _vocabulary(tree: ast.Module, d: _Def, future: bool, module_bound: frozenset[str]) -> Vocabulary:
+def _vocabulary(tree: ast.Module, d: Def, future: bool, module_bound: frozenset[str]) -> Vocabulary:
     found = [(b, True, takes) for b, takes in BUILTINS.items() if b not in module_bound]
-    for s in _statements(_top(tree, d, future), deep=future):
+    for s in _statements(top_statements(tree, d, future), deep=future):
         if isinstance(s, ast.ClassDef):
             found.append((s.name, True, None))
         elif isinstance(s, ast.Import | ast.ImportFrom):
@@ -362,19 +320,19 @@ def _is_typevar(s: ast.stmt) -> bool:
     return getattr(f, "id", None) == "TypeVar" or getattr(f, "attr", None) == "TypeVar"
 
 
-def _bound(scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+def bound(scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """The names a module or function binds itself (a function: its parameters too)."""
-    params = {p.arg for p in _all_args(scope)} if isinstance(scope, _DEFS) else set()
-    return frozenset(params) | _bound_in(scope.body)
+    params = {p.arg for p in all_args(scope)} if isinstance(scope, DEFS) else set()
+    return frozenset(params) | bound_in(scope.body)
 
 
-def _bound_in(stmts: list[ast.stmt]) -> frozenset[str]:
+def bound_in(stmts: list[ast.stmt]) -> frozenset[str]:
     """The names these statements bind in their own scope, not in the scopes inside them."""
     out: set[str] = set()
     todo: list[ast.AST] = list(stmts)
     while todo:
         node = todo.pop()
-        if isinstance(node, (*_DEFS, ast.ClassDef)):
+        if isinstance(node, (*DEFS, ast.ClassDef)):
             out.add(node.name)
             continue
         if isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
@@ -392,79 +350,3 @@ def _bound_in(stmts: list[ast.stmt]) -> frozenset[str]:
 
 
 # --- the check ----------------------------------------------------------------------------
-
-
-def _without_new_imports(after: ast.Module, before: ast.Module) -> ast.Module:
-    """`after` without the top-level imports `before` does not have: in place."""
-    old = [ast.dump(s) for s in before.body if isinstance(s, ast.Import | ast.ImportFrom)]
-    body = []
-    for s in after.body:
-        if isinstance(s, ast.Import | ast.ImportFrom):
-            if ast.dump(s) not in old:
-                continue
-            old.remove(ast.dump(s))
-        body.append(s)
-    after.body = body
-    return after
-
-
-def _stripped(tree: ast.Module) -> ast.Module:
-    """The tree without parameter and return annotations, `x: T = v` read as `x = v` (and a
-    bare `x: T` without its T): in place."""
-    for node in ast.walk(tree):
-        if isinstance(node, _DEFS):
-            node.returns = None
-        elif isinstance(node, ast.arg | ast.AnnAssign):
-            node.annotation = None
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                value[:] = [
-                    ast.Assign([x.target], x.value, lineno=x.lineno)
-                    if isinstance(x, ast.AnnAssign) and x.value is not None else x
-                    for x in value
-                ]  # fmt: skip
-    return tree
-
-
-def _first_difference(a: ast.AST, b: ast.AST, line: int = 1) -> int | None:
-    """The line (in b) of the first node where the trees differ; None if they are equal."""
-    line = getattr(b, "lineno", line)
-    if type(a) is not type(b):
-        return line
-    for field in a._fields:
-        x, y = getattr(a, field, None), getattr(b, field, None)
-        if isinstance(x, list) and isinstance(y, list):
-            for u, v in zip(x, y, strict=False):
-                found = _first_difference(u, v, line) if isinstance(u, ast.AST) else line if u != v else None
-                if found is not None:
-                    return found
-            if len(x) != len(y):
-                return getattr(y[len(x)], "lineno", line) if len(y) > len(x) else line
-        elif isinstance(x, ast.AST) or isinstance(y, ast.AST):
-            found = _first_difference(x, y, line) if isinstance(x, ast.AST) else line
-            if found is not None:
-                return found
-        elif x != y:
-            return line
-    return None
-
-
-def _annotations(tree: ast.Module, defs: list[_Def]) -> Iterator[tuple[str, ast.expr | None]]:
-    """(label, annotation or None) for every parameter, return and assignment, in an order
-    two trees equal once stripped share."""
-    for d in defs:
-        for p in _all_args(d.node):
-            yield f"{d.name}({p.arg})", p.annotation
-        yield f"the return of {d.name}", d.node.returns
-    for node in ast.walk(tree):
-        if isinstance(node, ast.AnnAssign):
-            yield ast.unparse(node.target), node.annotation
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            yield ast.unparse(node.targets[0]), None
-
-
-def _added(new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef):
-    """The annotations `new` has where `old` (the same def) had none."""
-    pairs = [(new.returns, old.returns)]
-    pairs += [(p.annotation, q.annotation) for p, q in zip(_all_args(new), _all_args(old), strict=False)]
-    return [n for n, o in pairs if n is not None and o is None]
