@@ -41,7 +41,7 @@ from pedit.engine import edit, planner
 from pedit.engine.costmodel import CostModel
 from pedit.engine.drafters import compose
 from pedit.engine.prompt import build_prompt
-from pedit.events import Finished, Prefilled
+from pedit.events import Finished, drain
 
 
 def record(tasks: str, out: Path) -> None:
@@ -203,12 +203,8 @@ def _replay(real, a: dict, oracle: bool) -> dict:
         events = chat.completion_events(backend, prompt, a["options"], draft=a["draft"], cost=cost)
     else:
         events = edit.edit_events(backend, a["req"], replace(a["options"], cost=cost))
-    fin = None
-    for ev in events:
-        if isinstance(ev, Prefilled):
-            backend.seconds = 0.0
-        fin = ev
-    if not (isinstance(fin, Finished) and list(fin.tokens) == a["answer"]):
+    fin = drain(events)  # the prompt's passes are not priced (Replay.eval)
+    if list(fin.tokens) != a["answer"]:
         raise SystemExit(f"{a['task']}: the replay did not write the recorded answer")
     s = fin.stats
     return {"tokens": s.completion_tokens, "passes": s.forward_passes - 1, "rows": s.rows_read,

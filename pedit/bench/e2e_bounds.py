@@ -130,14 +130,6 @@ def ratios(replays: list[dict], serve: bool = False) -> dict[str, float]:
     }
 
 
-def _each(got: dict[str, float]) -> str:
-    return (
-        f"{statistics.median(got.values()):.2f}x (median; "
-        + ", ".join(f"{t} {b:.2f}x" for t, b in got.items())
-        + ")"
-    )
-
-
 def oracle_bounds(data: dict) -> dict[str, dict[str, float]]:
     """With the oracle's share of each answer's time (module docstring), per task: "plain"
     (plain's seconds over pedit's), "cli" and "serve" (the best llama-server's over the
