@@ -346,7 +346,7 @@ def test_an_internal_error_is_one_line_and_exit_70(essay, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("something pedit did not expect")
 
-    monkeypatch.setattr(jobs.Job, "rewrite", broken)
+    monkeypatch.setattr(jobs.Job, "plain_rewrite", broken)
     result = invoke("fix", essay, "--check", *REF)
     assert result.exit_code == 70
     assert result.stderr.strip().splitlines()[-1] == (
@@ -501,3 +501,22 @@ def test_a_file_or_stdin_over_16_mb_is_refused_before_it_is_read_whole(tmp_path)
         result.stderr.strip().splitlines()[-1]
         == "pedit: error: stdin: larger than 16 MB, more than pedit rewrites"
     )
+
+
+def test_a_fix_reaches_the_write_through_five_cli_frames(essay, monkeypatch):
+    """`pedit fix essay.md -y` goes from the command's flow (cli/rewrite.run) to the write in
+    5 frames, each named for what it does."""
+    import inspect
+
+    from pedit.cli import rewrite
+
+    seen = []
+    original = rewrite.write_back
+
+    def write_back(*args, **kw):
+        seen.append([f.function for f in inspect.stack() if f.filename == rewrite.__file__])
+        return original(*args, **kw)
+
+    monkeypatch.setattr(rewrite, "write_back", write_back)
+    assert invoke("fix", essay, "-y", *REF, *CHANGE).exit_code == 0
+    assert seen == [["_rewrite", "_result", "one", "_run_files", "run"]]

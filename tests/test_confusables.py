@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedit.app.jobs import EngineOptions, Job
+from pedit.app.outcome import finish
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
@@ -214,7 +215,7 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     _, got = job.scored(req)  # what run_one's scoring does, counted
     reference.truncate(0)
     forced = replace(job, force=True)  # the tiny model's answer may stop short: the reads are what counts
-    fin = forced.run_one(req, "rewrite", lambda events, _label: drain(events), "a.md", score=True)
+    fin = finish(forced.run_one(req, "rewrite", "a.md", score=True))
     st = fin.stats
     assert got.passes > got.base_passes >= 1
     assert st.tool_passes == got.passes - got.base_passes

@@ -9,11 +9,12 @@ from dataclasses import replace
 import pytest
 
 from pedit.app.jobs import EngineOptions, Job
+from pedit.app.refactor import rewrite
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.checks import guard
 from pedit.engine.sampling import Sampling
-from pedit.events import drain
+from pedit.ui.runs import answer
 
 TEXT = (
     "Their is many reasons why peoples enjoys reading books in the evening.\n\n"
@@ -29,7 +30,7 @@ def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
               chunk_tokens=24)  # fmt: skip
     pieces = job.pieces(TEXT, "notes.md", "rewrite")
     assert len(pieces) == 3
-    out = job.rewrite(TEXT, "notes.md", lambda events, _label: drain(events))
+    out = answer(rewrite(job, TEXT, "notes.md"))
     kept = [n for n in out.notes if "kept as it was" in n]
     assert len(kept) == len(out.notes)
     parts = out.text.split("\n\n")

@@ -649,8 +649,8 @@ def test_stopped_runs_end_at_their_next_event_and_over_budget_ones_too():
     rewriter = Rewriter(settings, HookConfig(), time.monotonic() + 600, lambda _: None)
     rewriter.stop()
     with pytest.raises(Cancelled):
-        rewriter._render(events(), "notes.md")
+        rewriter._show(events(), "notes.md")
     assert seen == ["a"]
     late = Rewriter(settings, HookConfig(), time.monotonic() - 1, lambda _: None)
     with pytest.raises(OverBudget):
-        late._render(events(), "notes.md")
+        late._show(events(), "notes.md")

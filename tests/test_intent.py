@@ -104,7 +104,7 @@ def test_a_vague_instruction_is_read_by_the_model_under_the_schema():
 
     said = "give the variable total a better name, say subtotal"
     job = Job(open_backend("reference"), BUILTIN["refactor"], said, EngineOptions())
-    got = read(said, job)
-    assert got.source == "model"
+    got, stats = read(said, job)
+    assert got.source == "model" and stats is not None and stats.forward_passes > 0
     assert got.kind in (RENAME, HINTS, OTHER)
     assert all(old in said.split() and new in said.split() for old, new in got.renames.items())

@@ -217,7 +217,7 @@ def test_an_interrupt_stops_the_runs_in_flight_with_cancelled():
     running = threading.Barrier(3)  # both runs and the collector
 
     class Endless:
-        def outcome(self, job, name, render):
+        def outcome(self, job, name, show):
             def events():
                 while True:
                     yield TextReceived("x")
@@ -225,7 +225,7 @@ def test_an_interrupt_stops_the_runs_in_flight_with_cancelled():
 
             running.wait(10)
             try:
-                render(events(), name)
+                show(events(), name)
             except BaseException as exc:
                 ended[name] = type(exc)
                 raise

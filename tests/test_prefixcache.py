@@ -15,6 +15,7 @@ from pedit.engine.costmodel import CostModel
 from pedit.errors import RefusedError
 from pedit.events import Finished, Prefilled
 from pedit.models import cache_root
+from pedit.ui.runs import answer
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
 TEXT = "Their is many reason why peoples enjoys reading.\n\nA good book take you to other worlds.\n"
@@ -32,7 +33,7 @@ def fix(backend, cache: bool, **kw):
         runs.append(evs[-1].stats)
         return evs[-1] if isinstance(evs[-1], Finished) else None
 
-    out = job.plain_rewrite(TEXT, "essay.md", render)
+    out = answer(job.plain_rewrite(TEXT, "essay.md"), render)
     return out.text, seen, runs
 
 
@@ -102,7 +103,7 @@ def test_the_cache_keeps_the_newest_files(tmp_path, monkeypatch):
         )
         b.truncate(0)
         with pytest.raises(RefusedError):  # cut off by max_tokens: the start was saved before
-            job.plain_rewrite(TEXT, "essay.md", lambda evs, label: list(evs)[-1])
+            answer(job.plain_rewrite(TEXT, "essay.md"))
     assert len(files(tmp_path)) == 2
 
 
@@ -141,7 +142,7 @@ def test_a_file_is_read_the_same_way_whatever_ran_before(tmp_path, open_new, cac
     other = Job(after, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=20, prompt_cache=cache,
                                                            spelling=False), chunk_tokens=12)  # fmt: skip
     with pytest.raises(RefusedError):  # a random model does not close its fence in 20 tokens
-        other.plain_rewrite("Some other words here.\n", "essay.md", lambda evs, label: list(evs)[-1])
+        answer(other.plain_rewrite("Some other words here.\n", "essay.md"))
     later = Reads(after)
     again, _, _ = fix(after, cache, spelling=False)
     assert again == alone

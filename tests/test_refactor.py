@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pedit.app.jobs import EngineOptions, Job
+from pedit.app.refactor import rewrite
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.checks.intentcheck import code_tokens, missed
 from pedit.cli.app import app
 from pedit.engine.sampling import Sampling
 from pedit.errors import RefusedError
-from pedit.events import drain
 from pedit.tools.rename import rename
+from pedit.ui.runs import answer
 
 SRC = (
     "def f(name, pat):\n    pat = norm(pat)\n    return match(name, pat)\n\n"
@@ -33,7 +34,7 @@ def job(instruction, backend, **options):
 
 
 def run(j, text=SRC, name="m.py"):
-    return j.rewrite(text, name, lambda events, _label: drain(events))
+    return answer(rewrite(j, text, name))
 
 
 @pytest.fixture(scope="module")

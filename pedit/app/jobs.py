@@ -1,15 +1,15 @@
 """One file through the engine: rewrite or summarize it, in chunks when it is too long.
 
-A shell gives a `Job` a loaded backend, the file's text, the template and the engine
-options, and a `render(events, label) -> Finished` that consumes each run's events (the
-live view, or nothing). The job returns the new text (or the summary) and the figures of
-every run it made.
+A shell gives a `Job` a loaded backend, the template and the engine options. Its
+plain_rewrite and summarize are streams of every run's events (outcome.py) that the shell
+consumes (the live view, or nothing); their value is the new text (or the summary) and
+the figures of every run. refactor.rewrite is the rewrite of any template.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePath
 
@@ -30,10 +30,9 @@ from . import chunking, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
 from .linebreaks import keep_line_breaks
-from .outcome import Outcome
+from .outcome import Answering, Outcome, Started
 from .templates import Template
 
-Render = Callable[[Iterator[Event], str], Finished]
 SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
 
 
@@ -216,12 +215,14 @@ class Job:
         return chunking.chunks(text, count, budget)
 
     def run_one(
-        self, req: EditRequest, kind: str, render: Render, label: str, whole: bool = True, score: bool = False
-    ) -> Finished:
-        """One run; a `fix` gets back the line breaks the model dropped (linebreaks.py).
-        `score` (a rewrite drafted by the job's own suggestions, not a tool's): the
-        confusion-set swaps are scored first (`scored`; the scoring's reading of the
-        prompt, and its time and passes, count as the run's prefill)."""
+        self, req: EditRequest, kind: str, label: str, *, whole: bool = True, score: bool = False
+    ) -> Generator[Event | Started, None, Finished]:
+        """One run: Started(label), then its events; returns its Finished, a `fix`'s with
+        the line breaks the model dropped put back (linebreaks.py). `score` (a rewrite
+        drafted by the job's own suggestions, not a tool's): the confusion-set swaps are
+        scored first (`scored`; the scoring's reading of the prompt, and its time and
+        passes, count as the run's prefill)."""
+        yield Started(label)
         t0, passes = time.perf_counter(), 0
         on_here = local(self.backend)
         if on_here:  # the prompt's start, read alone: from memory or disk, else read (and saved)
@@ -246,10 +247,19 @@ class Job:
         events = self._events(req, kind, whole)
         if on_here:  # the figures count what ran before the run's own prefill
             events = _counted(events, time.perf_counter() - t0 - tools.seconds, passes, cached, tools)
+        fin = None
         try:
-            fin = render(events, label)
+            for ev in events:
+                yield ev
+                if isinstance(ev, Finished):
+                    fin = ev
+                    break
         except GrammarError as exc:  # found while decoding: no token satisfies it
             raise UsageError(f"{req.filename}: {exc}") from None
+        finally:
+            events.close()
+        if fin is None:
+            raise RuntimeError("the decoder ended without a Finished event")
         if kind == "rewrite":
             guard.incomplete(req.filename, req.text, fin, self.force)
             if self.template.keeps_lines:  # a fix keeps the file's layout and its English
@@ -258,21 +268,9 @@ class Job:
                 fin = replace(fin, text=text)
         return fin
 
-    def rewrite(
-        self, text: str, name: str, render: Render, spans: list[tuple[int, int]] | None = None
-    ) -> Outcome:
-        """The file rewritten: a template that reads intents (refactor) through the tools,
-        the model and the intent's check (refactor.py); any other as plain_rewrite."""
-        if self.template.intents and self.options.intents and spans is None:
-            from .refactor import run
-
-            return run(self, text, name, render)
-        return self.plain_rewrite(text, name, render, spans)
-
     def plain_rewrite(
-        self, text: str, name: str, render: Render, spans: list[tuple[int, int]] | None = None,
-        draft: str | None = None,
-    ) -> Outcome:  # fmt: skip
+        self, text: str, name: str, spans: list[tuple[int, int]] | None = None, *, draft: str | None = None
+    ) -> Answering:
         """The file, in runs of self.pieces() (one if it fits); or, given `spans` (character
         ranges: the hook's changed blocks), only those, each told its lines, and the text
         between them kept as it is. `draft`: a tool's proposal for the whole file, cut
@@ -299,7 +297,8 @@ class Job:
             req = self.request(piece, name, part, drafts[i] if drafts else None)
             whole = spans is None and len(segments) == 1
             try:
-                fin = self.run_one(req, "rewrite", render, f"{name} {part}".strip(), whole, drafts is None)
+                label = f"{name} {part}".strip()
+                fin = yield from self.run_one(req, "rewrite", label, whole=whole, score=drafts is None)
             except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
                 if not judged:
                     raise
@@ -331,26 +330,26 @@ class Job:
         after = "".join(p for p, _ in segments[:i]) + out + "".join(p for p, _ in segments[i + 1 :])
         return guard.fix_reason(name, before, after)
 
-    def summarize(self, text: str, name: str, render: Render) -> Outcome:
+    def summarize(self, text: str, name: str) -> Answering:
         parts = self.pieces(text, name, "summary")
         if len(parts) > 1 and self.options.constraint is not None:
             raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole answer "
                              "(raise --n-ctx)")  # fmt: skip
         if len(parts) == 1:
-            fin = self.run_one(self.request(text, name), "summary", render, name)
+            fin = yield from self.run_one(self.request(text, name), "summary", name)
             if not fin.text.strip():  # nothing to print: the model (or a grammar) stopped at once
                 raise RefusedError(f"{name}: the model's answer is empty; nothing printed")
             return Outcome(fin.text.strip() + "\n", [fin.stats])
         notes, stats = [], []
         for i, piece in enumerate(parts, 1):
             part = f"part {i} of {len(parts)}"
-            fin = self.run_one(self.request(piece, name, part), "summary", render, f"{name} {part}")
+            fin = yield from self.run_one(self.request(piece, name, part), "summary", f"{name} {part}")
             notes.append(f"Part {i}: {fin.text.strip()}\n")
             stats.append(fin.stats)
         combine = replace(self, instruction=None, template=replace(
             self.template, instruction="Combine these summaries of the parts of one file into one summary.",
         ))  # fmt: skip
-        final = combine.summarize("\n".join(notes), f"summaries of {name}", render)
+        final = yield from combine.summarize("\n".join(notes), f"summaries of {name}")
         return Outcome(final.text, stats + final.stats)
 
 

@@ -1,13 +1,29 @@
-"""What a run of one file gives back: the new text (or the summary), every run's figures,
-and for a refactor the check of its intent (refactor.py)."""
+"""What a job gives its shell: a stream of events, each run's opened by Started and closed
+by the engine's Finished, whose return value is the Outcome (the new text or the summary,
+every run's figures, and for a refactor the check of its intent).
+
+    events = rewrite(job, text, name)    # Started("a.md"), Prefilled, ..., Finished, ...
+    outcome = ui.runs.answer(events, show)
+"""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..checks.intentcheck import Verdict
-from ..events import Stats
+from ..events import Event, Stats
 from ..tools.intent import Intent
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run of the job begins: its events follow, up to its Finished."""
+
+    label: str  # the file's name, and its part when it is cut in runs ("a.md part 2 of 3")
 
 
 @dataclass
@@ -33,3 +49,17 @@ class Outcome:
     def total(self) -> Stats:
         """The runs' figures added up (one run: its own)."""
         return Stats.total(self.stats)
+
+
+Answering = Generator[Event | Started, None, Outcome]
+
+
+def finish(stream: Generator[object, None, R]) -> R:
+    """`stream` run to its end unseen (a tool's own read of the model); its return value."""
+    try:
+        while True:
+            next(stream)
+    except StopIteration as done:
+        return done.value
+    finally:
+        stream.close()

@@ -10,7 +10,7 @@
                logging: every print() as a logger call (printlog.py) as the draft,
                β_tool towards it
                extract, other: no tool; the check alone
-    answer   = the model's rewrite under that draft, bias and grammar (app/jobs.py)
+    answer   = the model's rewrite under that draft, bias and grammar (jobs.py)
     verdict  = intentcheck.check(intent, answer)
     early    = a rename's answer is checked as it is written (earlycheck.py): once what it
                has written fails the check whatever follows (its code departs from the
@@ -29,11 +29,15 @@
 
 The keep-bias and the grammar are the engine's (lossless: plain decoding of the same
 biased, masked distribution); this module only chooses them and reads the verdict.
+`rewrite` is every template's rewrite: this loop for a template that reads intents, else
+Job.plain_rewrite.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import PurePath
 
@@ -42,12 +46,15 @@ from ..checks.intentcheck import Verdict, check, missed
 from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
-from ..events import Stats, drain
+from ..events import Event, Finished, Stats
 from ..tools import intent as intents
+from ..tools.hints import hints_grammar
 from ..tools.intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
 from ..tools.printlog import to_logging
 from ..tools.rename import RenameError, rename, supported
-from .outcome import Outcome
+from .jobs import Job
+from .outcome import Answering, Outcome, Started, finish
+from .templates import BUILTIN
 
 TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (issue 26's prototype: 3/7 -> 4/7)
 RETRY_BIAS = 4.0  # β on the second try: the model departs from the tool only when sure
@@ -55,29 +62,32 @@ TRIES = 2
 EARLY = True  # rename answers checked as they are written (tests compare with False)
 
 
-def read(instruction: str | None, job=None, render=None) -> Intent:
+def rewrite(job: Job, text: str, name: str, spans: list[tuple[int, int]] | None = None) -> Answering:
+    """The file rewritten: a template that reads intents (refactor) through the tools, the
+    model and the intent's check (`run`); any other, or only `spans`, as Job.plain_rewrite."""
+    if job.template.intents and job.options.intents and spans is None:
+        return run(job, text, name)
+    return job.plain_rewrite(text, name, spans)
+
+
+def read(instruction: str | None, job: Job | None = None) -> tuple[Intent, Stats | None]:
     """The intent: the patterns', else (given a job with a local model and a vague
-    instruction) the model's own reading, under intent.SCHEMA; `render` (default: drained
-    quietly) gets that run's events."""
+    instruction) the model's own reading, under intent.SCHEMA, with that run's figures."""
     found = intents.parse(instruction)
     if job is None or not intents.vague(instruction, found) or not local(job.backend):
-        return found
-    return _ask(job, instruction or "", render or (lambda events, _label: drain(events)))
+        return found, None
+    return _ask(job, instruction or "")
 
 
-def _ask(job, instruction: str, render) -> Intent:
+def _ask(job: Job, instruction: str) -> tuple[Intent, Stats]:
     """pedit extract's run on the instruction: JSON forced by the schema (a few passes)."""
-    import json
-
-    from .templates import BUILTIN
-
     extract = replace(
         job, template=BUILTIN["extract"], instruction=json.dumps(intents.SCHEMA),
         options=replace(job.options, constraint=Constraint("json", json.dumps(intents.SCHEMA), compact=True)),
     )  # fmt: skip
     req = extract.request(intents.ASK.format(instruction=instruction), "request.txt")
-    fin = extract.run_one(req, "summary", render, "intent")
-    return intents.from_extracted(fin.text, instruction)
+    fin = finish(extract.run_one(req, "summary", "intent"))
+    return intents.from_extracted(fin.text, instruction), fin.stats
 
 
 def precheck(instruction: str | None, text: str, filename: str) -> None:
@@ -101,8 +111,6 @@ def proposal(
             return None, None
         return exact, None
     if found.kind == HINTS and python:
-        from ..tools.hints import hints_grammar
-
         try:
             return None, Constraint("lark", hints_grammar(text))
         except SyntaxError:
@@ -127,29 +135,22 @@ def fstrings(text: str) -> str | None:
     return done.content if done is not None and done.content != text else None
 
 
-def run(job, text: str, name: str, render):
-    """The refactor loop (module docstring); returns outcome.Outcome with its verdict."""
-    found, asked = _intent(job)
+def run(job: Job, text: str, name: str) -> Answering:
+    """The refactor loop (module docstring): every try's runs' events; its value the
+    outcome with its verdict."""
+    found, asked = read(job.instruction, job)
     tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
     if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
         options = replace(options, constraint=grammar)  # a grammar holds a file that goes in one run
-    stats, verdict, outcome = [], None, None
+    stats: list[Stats] = []  # every run's figures, a refused one's and a stopped one's too
+    verdict, outcome = None, None
     early = _checked_early(job, found, tool, text, name)
 
-    def counted(events, label):  # every run's figures, a refused one's and a stopped one's too
-        stopped: list[Stopped] = []
-        if early:
-            events = watched(events, EarlyCheck(name, text, tool, found.renames).refuses, stopped)
-        fin = render(events, label)
-        stats.append(_with_tools(fin.stats, asked) if not stats else fin.stats)
-        if stopped:
-            raise stopped[0]
-        return fin
-
     def done(outcome, verdict, attempt, answer="model"):
-        return replace(outcome, stats=stats, verdict=verdict, tries=attempt, intent=found, answer=answer)
+        runs = [_with_tools(stats[0], asked), *stats[1:]] if stats else stats
+        return replace(outcome, stats=runs, verdict=verdict, tries=attempt, intent=found, answer=answer)
 
     tries = TRIES if job.options.retry else 1
     for attempt in range(1, tries + 1):
@@ -157,19 +158,21 @@ def run(job, text: str, name: str, render):
         if attempt > 1 and (tool is None or given is not None):
             break  # nothing would differ from the first try: the same draft, bias and grammar
         tried = replace(job, options=replace(options, keep_bias=beta))
+        stream, stopped = tried.plain_rewrite(text, name, draft=tool), list[Stopped]()
+        if early:
+            stream = watched(stream, EarlyCheck(name, text, tool, found.renames).refuses, stopped)
         try:
-            outcome = tried.plain_rewrite(text, name, counted, draft=tool)
+            outcome = yield from _counted(stream, stats)
         except RefusedError as exc:  # not a whole answer (guard.incomplete): a failed try
             if tool is None:
                 raise
             outcome, verdict = Outcome(text, []), Verdict(check=found.kind, passed=False, reason=exc.reason)
             continue
-        except Stopped as exc:  # what it wrote fails the check already: decided as below
-            outcome, verdict = (
-                Outcome(exc.text, []),
-                Verdict(check="rename", passed=False, reason=exc.early.reason),
-            )
-            if exc.early.missed:
+        if stopped:  # what it wrote fails the check already: decided as below
+            stop = stopped[0]
+            outcome = Outcome(stop.text, [])
+            verdict = Verdict(check="rename", passed=False, reason=stop.early.reason)
+            if stop.early.missed:
                 continue
             break
         verdict = check(found, name, text, outcome.text, tool)
@@ -189,32 +192,34 @@ def run(job, text: str, name: str, render):
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", force=True, reason=why)
 
 
-def _intent(job) -> tuple[Intent, list[Stats]]:
-    """The job's intent (read()), and the figures of the model's reading of it when it was
-    asked (a vague instruction): a tool's read, not the prompt's."""
-    asked: list[Stats] = []
+def _counted(stream: Answering, stats: list[Stats]) -> Generator[Event | Started, None, Outcome | None]:
+    """`stream`'s events, each run's figures added to `stats` as its Finished passes; its value."""
+    try:
+        while True:
+            try:
+                ev = next(stream)
+            except StopIteration as end:
+                return end.value
+            if isinstance(ev, Finished):
+                stats.append(ev.stats)
+            yield ev
+    finally:
+        stream.close()
 
-    def reading(events, _label):
-        fin = drain(events)
-        asked.append(fin.stats)
-        return fin
 
-    return read(job.instruction, job, reading), asked
-
-
-def _checked_early(job, found: Intent, tool: str | None, text: str, name: str) -> bool:
+def _checked_early(job: Job, found: Intent, tool: str | None, text: str, name: str) -> bool:
     """Is the answer checked as it is written (earlycheck.py)? A rename with the exact
     rename to check against, read whole where --force may write it, in one run."""
     early = EARLY and found.kind == RENAME and tool is not None and not job.force
     return early and len(job.pieces(text, name, "rewrite")) == 1
 
 
-def _with_tools(st: Stats, asked: list[Stats]) -> Stats:
-    """A run's figures with the intent's reading (asked) among its tools' model reads."""
-    if not asked:
+def _with_tools(st: Stats, asked: Stats | None) -> Stats:
+    """A run's figures with the model's reading of the intent (asked) among its tools' reads."""
+    if asked is None:
         return st
-    spent = sum(a.prefill_seconds + a.tool_seconds + a.decode_seconds for a in asked)
-    passes = sum(a.forward_passes for a in asked)
+    spent = asked.prefill_seconds + asked.tool_seconds + asked.decode_seconds
+    passes = asked.forward_passes
     return replace(
         st, tool_seconds=st.tool_seconds + spent, tool_passes=st.tool_passes + passes,
         forward_passes=st.forward_passes + passes,

@@ -23,7 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 
-from ..app.jobs import Job, Outcome
+from ..app.jobs import Job
+from ..app.outcome import Answering
+from ..app.refactor import rewrite
 from ..engine.edit import SUGGEST_DELETIONS
 from ..tools.confusables import ARTICLES, REAL_WORDS, SURE
 
@@ -46,10 +48,8 @@ class Variant:
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
 
-    def rewrite(self, job: Job, text: str, name: str, render) -> Outcome:
-        return replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note).rewrite(
-            text, name, render
-        )
+    def rewrite(self, job: Job, text: str, name: str) -> Answering:
+        return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
 
     @staticmethod
     def combine(variants: list[Variant]) -> Variant:

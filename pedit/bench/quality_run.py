@@ -11,7 +11,7 @@ speculation: the speed baseline, whose output must be the same) or a prompt. The
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..app.jobs import EngineOptions, Job
@@ -19,8 +19,9 @@ from ..app.templates import BUILTIN
 from ..checks import guard
 from ..engine.costmodel import measure
 from ..errors import RefusedError
-from ..events import Finished, drain
+from ..events import Event, Finished, drain
 from ..tools.spelling import spellcheck
+from ..ui.runs import answer
 from .checks import run_checks
 from .corpus import Task
 from .levers import VARIANTS, Variant, lookup
@@ -109,7 +110,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     source = task.text()
     stats = []
 
-    def render(events, label: str) -> Finished:
+    def show(events: Iterator[Event], label: str) -> Finished:
         finished = drain(events)
         stats.append(finished.stats)
         return finished
@@ -117,7 +118,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     t0 = time.perf_counter()
     verdict = None
     try:
-        outcome = variant.rewrite(job, source, task.file, render)
+        outcome = answer(variant.rewrite(job, source, task.file), show)
         output, verdict = outcome.text, outcome.check_dict()
         judged = job.template.judged
         refused = guard.reason(task.file, source, output, judged=judged) if output != source else None

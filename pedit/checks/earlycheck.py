@@ -29,12 +29,16 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from pathlib import PurePath
+from typing import TypeVar
 
-from ..events import Event, Finished, Progress, TextReceived, TokenGenerated, TokensAccepted
+from ..events import Finished, Progress, TextReceived, TokenGenerated, TokensAccepted
 from .intentcheck import _SKIP, code_tokens, names_pattern
+
+E = TypeVar("E")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,25 +102,29 @@ def _settled_tokens(text: str) -> list[tuple[str, int]]:
     return out
 
 
-class Stopped(Exception):
+@dataclass(frozen=True)
+class Stopped:
     """An answer stopped by its early check: why, and the text it had written."""
 
-    def __init__(self, early: Early, text: str):
-        super().__init__(early.reason)
-        self.early, self.text = early, text
+    early: Early
+    text: str
 
 
 def watched(
-    events: Iterator[Event], refuses: Callable[[str], Early | None], stopped: list
-) -> Iterator[Event]:
-    """`events`, ended after the first pass at whose end `refuses(the text so far)` finds
-    the answer failing: the run stops there (the engine's generator closed at that pass)
-    and ends with a Finished holding that text and that pass's figures, stop reason
-    "check"; `stopped` gets Stopped(why, text)."""
+    events: Generator[E, None, R], refuses: Callable[[str], Early | None], stopped: list[Stopped]
+) -> Generator[E | Finished, None, R | None]:
+    """`events` (one run's), ended after the first pass at whose end `refuses(the text so
+    far)` finds the answer failing: the run stops there (the engine's generator closed at
+    that pass) and ends with a Finished holding that text and that pass's figures, stop
+    reason "check", and `stopped` gets Stopped(why, text); else `events`' own value."""
     tokens: list[int] = []
     text: list[str] = []
     try:
-        for ev in events:
+        while True:
+            try:
+                ev = next(events)
+            except StopIteration as end:
+                return end.value
             yield ev
             if isinstance(ev, TokenGenerated):
                 tokens.append(ev.token)
@@ -127,6 +135,6 @@ def watched(
             if isinstance(ev, Progress) and (early := refuses("".join(text))) is not None:
                 stopped.append(Stopped(early, "".join(text)))
                 yield Finished(tuple(tokens), "".join(text), replace(ev.stats, stop_reason="check"))
-                return
+                return None
     finally:
         events.close()

@@ -9,16 +9,18 @@ check between events: Cancelled)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..app import fileio
-from ..app.jobs import Job, Outcome, Render
+from ..app.jobs import Job
+from ..app.outcome import Outcome
 from ..errors import Cancelled, ExitCode
-from ..events import Event, drain
+from ..events import Event, Finished, drain
 from ..ui.render import stats_line
+from ..ui.runs import Show
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,8 +36,8 @@ class Ran:
 class FileRun(Protocol):
     """What runs and reports a command's files (rewrite.Run)."""
 
-    def outcome(self, job: Job, name: str, render: Render) -> Ran:
-        """The file read and run through the job, each run's events to `render`."""
+    def outcome(self, job: Job, name: str, show: Show) -> Ran:
+        """The file read and run through the job, each run's events to `show`."""
         ...
 
     def collect(self, job: Job, name: str, ran: Callable[[], Ran]) -> int:
@@ -54,12 +56,12 @@ def run_many(files: FileRun, job: Job, names: list[str], jobs: int) -> int:
     def run(name: str) -> Ran:  # stopped: ends in Cancelled, a future nothing reads
         lines: list[str] = []
 
-        def render(events, label: str):
+        def show(events: Iterator[Event], label: str) -> Finished:
             finished = drain(events, check)
             lines.append(f"pedit: {label}: {stats_line(finished.stats)}")
             return finished
 
-        return replace(files.outcome(job, name, render), lines=tuple(lines))
+        return replace(files.outcome(job, name, show), lines=tuple(lines))
 
     code = int(ExitCode.OK)
     pool = ThreadPoolExecutor(jobs)

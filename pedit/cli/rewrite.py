@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -21,14 +21,18 @@ import click
 from rich.console import Console
 
 from ..app import config, fileio
-from ..app.jobs import EngineOptions, Job, Outcome, Render
+from ..app.jobs import EngineOptions, Job
 from ..app.loading import load_with_cost
+from ..app.outcome import Answering, Outcome
+from ..app.refactor import rewrite
 from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
+from ..events import Event, Finished
 from ..tools import grammarcheck
 from ..ui.live import LiveView
 from ..ui.render import RichReporter, stats_line
+from ..ui.runs import Show, answer
 from ..ui.styles import legend
 from . import answers
 from .files import Files
@@ -145,7 +149,10 @@ def _run_files(flow: Run, names: list[str]) -> int:
         jobs = settings.files_at_once(loaded.remote)
         if jobs > 1 and len(names) > 1:
             return run_many(flow, job, names, jobs)
-        return max(flow.one(job, f) for f in names)
+        code = int(ExitCode.OK)
+        for f in names:
+            code = max(code, flow.one(job, f))
+        return code
     finally:
         loaded.close()
 
@@ -192,63 +199,67 @@ class Run:
             to_stdout(source, source.text)  # a filter passes it through
 
     def one(self, job: Job, name: str) -> int:
-        """One file: read (locked, if the mode writes), run with the live view, written back."""
-
-        def work() -> int:
+        """One file: read (locked, if the mode writes), run with the live view, written back;
+        a failure is this file's line and exit code, and the other files go on."""
+        before = len(self.report.records)
+        try:
             with self.files.lock(name):
-                return self._one(job, name)
+                source = self.files.read(name)  # again: what is written must be checked against this
+                ran, sink = self._shown(job, source)
+                return self._result(job, ran, sink)
+        except ModelError:  # a model that fails to load stops the command
+            raise
+        except (PeditError, BackendError) as exc:
+            return self._failed(name, exc, before)
 
-        return self._failing(name, work)
-
-    def _one(self, job: Job, name: str) -> int:
-        source = self.files.read(name)  # again: what is written must be checked against this
+    def _shown(self, job: Job, source: fileio.Source) -> tuple[Ran, StrippedStream | None]:
+        """The file's runs in the live view, each followed by its figures' line. A summary
+        in one run streams to stdout as it is written (the live view: status only), unless
+        a constraint must be seen complete before anything is printed."""
         expected = job.backend.count_tokens(source.text) if self.template.kind == "rewrite" else None
-        # a summary in one run streams to stdout as it is written (the live view: status only),
-        # unless a constraint must be seen complete before anything is printed
         stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.constraint is None
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
         sink = StrippedStream() if stream else None
-        show = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
-        view = LiveView(self.report.err, show_text=show, expected=expected)
+        show_text = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
+        view = LiveView(self.report.err, show_text=show_text, expected=expected)
 
-        def render(events, label: str):
+        def show(events: Iterator[Event], label: str) -> Finished:
             finished = view.run(sink.tee(events) if sink else events, label)
             self.report.dim(f"pedit: {label}: {stats_line(finished.stats)}")
             return finished
 
-        return self._result(job, self.outcome(job, name, render, source), sink)
+        return Ran(source=source, outcome=answer(self._answering(job, source), show)), sink
 
-    def outcome(self, job: Job, name: str, render: Render, source: fileio.Source | None = None) -> Ran:
-        """The file (`source`: as read already) through the job, each run's events to `render`."""
-        source = source or self.files.read(name)
-        run = job.summarize if self.summary else job.rewrite
-        return Ran(source=source, outcome=run(source.text, source.name, render))
+    def outcome(self, job: Job, name: str, show: Show) -> Ran:
+        """The file read and run through the job, each run's events to `show`."""
+        source = self.files.read(name)
+        return Ran(source=source, outcome=answer(self._answering(job, source), show))
+
+    def _answering(self, job: Job, source: fileio.Source) -> Answering:
+        if self.summary:
+            return job.summarize(source.text, source.name)
+        return rewrite(job, source.text, source.name)
 
     def collect(self, job: Job, name: str, ran: Callable[[], Ran]) -> int:
         """One file's result, in order: its runs' lines, then reported and written (with
         its lock) as `one` does; `ran()` gives the file's run or raises its failure."""
-
-        def work() -> int:
+        before = len(self.report.records)
+        try:
             done = ran()
             for line in done.lines:
                 self.report.dim(line)
             with self.files.lock(name):
                 return self._result(job, done)
-
-        return self._failing(name, work)
-
-    def _failing(self, name: str, work: Callable[[], int]) -> int:
-        """work()'s exit code, or its failure's: this file's line and record (a refused
-        rewrite has its record already, with its figures); the other files go on. A
-        model that fails to load stops the command."""
-        before = len(self.report.records)
-        try:
-            return work()
         except ModelError:
             raise
         except (PeditError, BackendError) as exc:
-            records = self.report.records
-            return self.report.fail(name, as_error(exc), records[-1] if len(records) > before else None)
+            return self._failed(name, exc, before)
+
+    def _failed(self, name: str, exc: PeditError | BackendError, before: int) -> int:
+        """The file's failure: its line and record (a refused rewrite has its record
+        already, with its figures, added after the `before` records there were)."""
+        records = self.report.records
+        return self.report.fail(name, as_error(exc), records[-1] if len(records) > before else None)
 
     def _result(self, job: Job, ran: Ran, sink: StrippedStream | None = None) -> int:
         source, outcome = ran.source, ran.outcome

@@ -69,7 +69,7 @@ class Rewriter:
         if self._loaded is not None:
             self._loaded.close()
 
-    def _render(self, events: Iterator[Event], label: str) -> Finished:
+    def _show(self, events: Iterator[Event], label: str) -> Finished:
         def in_budget(_: Event) -> None:
             if self.stopped.is_set():
                 raise Cancelled
@@ -82,6 +82,8 @@ class Rewriter:
         self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
     ) -> tuple[str, list[Stats]]:
         from ..app.jobs import EngineOptions, Job
+        from ..app.refactor import rewrite
+        from ..ui.runs import answer
 
         loaded = self.load()
         sampling = Sampling(temperature=self.config.temperature, seed=self.config.seed)
@@ -93,7 +95,7 @@ class Rewriter:
             backend=loaded.backend, template=template, instruction=rule.instruction, options=options,
             system=rule.system, chunk_tokens=self.settings.chunk_tokens,
         )  # fmt: skip
-        out = job.rewrite(text, name, self._render, changed_spans(text, changed))
+        out = answer(rewrite(job, text, name, changed_spans(text, changed)), self._show)
         return out.text, out.stats
 
 
