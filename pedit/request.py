@@ -33,7 +33,7 @@ class EditRequest:
     # (fix: `draft` with the swaps the model probably makes, confusables.GUESS).
     guess: str | None = None
     # `draft` without the suggestions the tools and the model's reading are both sure of
-    # (fix: Δ >= confusables.SURE), if any: the keep-bias leans harder on what differs from
+    # (fix: Δ >= confusables.SURE_THRESHOLD), if any: the keep-bias leans harder on what differs from
     # it (EditOptions.sure_bias); like `draft`, it moves the answer, and plain decoding
     # leans the same way (lossless)
     doubtful: str | None = None

@@ -10,7 +10,7 @@ replacement where the file has the word (a word-level alignment of file and corr
     python scripts/confusables.py --guess    # per Δ: the swaps the default output makes
     python scripts/confusables.py --sure     # per Δ: the draft's suggestions the default output made
 
-The dropped articles and the real words (confusables.ARTICLES: off by default; REAL_WORDS: on)
+The dropped articles and the real words (tools/options.py: ARTICLES off by default, REAL_WORDS on)
 are scored too, each as its own kind: ARTICLE_THRESHOLD, ARTICLE_PREFILTER and
 REAL_THRESHOLD come from their rows.
 
@@ -30,13 +30,15 @@ import re
 import sys
 from pathlib import Path
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
 from pedit.models import load
 from pedit.tools import confusables, fix
+from pedit.tools.options import ToolOptions
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
@@ -132,7 +134,12 @@ def main() -> None:
     backend = load("qwen2.5-coder-1.5b")
     likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
     # the dropped articles and the real words are off by default: measured here
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions(articles=True, real_words=True, sure=True))
+    job = Job(
+        backend,
+        BUILTIN["fix"],
+        None,
+        EngineOptions(tools=ToolOptions(articles=True, real_words=True, sure=True)),
+    )
     if "--sure" in sys.argv:
         sure(scored_rows(job, default_outputs()))
         return

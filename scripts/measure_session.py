@@ -46,7 +46,7 @@ def first_token_without_cache(backend, req, options: EngineOptions) -> float:
     """Seconds to the first token of the same request from an empty cache."""
     backend.truncate(0)
     t0 = time.perf_counter()
-    events = edit_events(backend, req, EditOptions(speculate="auto", cost=options.cost, reuse=()))
+    events = edit_events(backend, req, EditOptions(speculate="auto", cost=options.edit.cost, reuse=()))
     for event in events:
         if isinstance(event, TokenGenerated | TokensAccepted):
             events.close()
@@ -57,7 +57,7 @@ def first_token_without_cache(backend, req, options: EngineOptions) -> float:
 def measure(kind: str, repeats: int) -> list[dict]:
     backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)
     cold_backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)  # the baseline's own cache
-    options = EngineOptions(cost=measure_cost(backend))
+    options = EngineOptions(edit=EditOptions(cost=measure_cost(backend)))
     rows: list[list[dict]] = [[] for _ in TURNS]
     text = FILE.read_text()
     for _ in range(repeats):

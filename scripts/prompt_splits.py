@@ -12,12 +12,14 @@ from itertools import pairwise
 from pathlib import Path
 
 from pedit import models
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.prompt import build_prompt
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
+from pedit.tools.options import ToolOptions
 
 
 def main() -> None:
@@ -26,7 +28,7 @@ def main() -> None:
     ap.add_argument("--file", type=Path, default=Path("pedit/bench/corpus/walden.txt"))
     a = ap.parse_args()
     backend = models.load(a.model)
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions(spelling=False))
+    job = Job(backend, BUILTIN["fix"], None, EngineOptions(tools=ToolOptions(spelling=False)))
     prompt = build_prompt(backend, job.request(a.file.read_text(encoding="utf-8"), a.file.name)).tokens
     stem = len(job.stem(prompt, "rewrite"))
     cuts = {

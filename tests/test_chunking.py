@@ -88,7 +88,8 @@ def test_a_line_too_long_even_for_a_chunk_is_a_clear_error(tmp_path):
 
 
 def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
-    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.jobs import Job
+    from pedit.app.options import EngineOptions
     from pedit.app.templates import BUILTIN
     from pedit.backends import open_backend
 
@@ -103,7 +104,8 @@ def test_chunk_tokens_makes_smaller_runs_and_keeps_lines_whole():
 
 
 def test_fix_goes_a_paragraph_at_a_time_and_refactor_takes_the_whole_file():
-    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.jobs import Job
+    from pedit.app.options import EngineOptions
     from pedit.app.templates import BUILTIN, FIX_CHUNK_TOKENS
     from pedit.backends import open_backend
 

@@ -179,24 +179,23 @@ def test_settings_have_a_typed_field_per_key_and_its_source():
 
 
 def test_engine_options_take_the_settings_and_the_shells_own():
-    from pedit.app.jobs import EngineOptions
+    from pedit.app.options import EngineOptions
+    from pedit.engine.options import EditOptions
     from pedit.engine.sampling import Sampling
 
     s = config.resolve(
         {"speculate": "fixed", "draft_max": 9, "keep_bias": 1.5, "spelling": False}, project=None
     )
     sampling = Sampling(temperature=0.5, seed=2)
-    given = EngineOptions(sampling=sampling, max_tokens=40, drafters=("lookup",), coalesce=False)
-    o = s.engine_options(given)
-    assert (o.speculate, o.draft_max, o.keep_bias, o.spelling) == ("fixed", 9, 1.5, False)
-    assert (o.sampling, o.max_tokens, o.drafters, o.coalesce, o.cost) == (
-        sampling,
-        40,
-        ("lookup",),
-        False,
-        None,
+    given = EngineOptions(
+        edit=EditOptions(sampling=sampling, max_tokens=40, drafters=("lookup",), coalesce=False)
     )
-    assert s.engine_options().drafters == ("predicted", "lookup", "ngram")
+    o = s.engine_options(given)
+    assert (o.edit.speculate, o.edit.draft_max, o.keep_bias, o.tools.spelling) == ("fixed", 9, 1.5, False)
+    e = o.edit
+    assert (e.sampling, e.max_tokens, e.drafters) == (sampling, 40, ("lookup",))
+    assert (e.coalesce, e.cost) == (False, None)
+    assert s.engine_options().edit.drafters == ("predicted", "lookup", "ngram")
 
 
 def test_the_command_line_layer_is_checked_too():

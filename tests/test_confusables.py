@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.outcome import finish
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
@@ -23,6 +24,7 @@ from pedit.events import drain
 from pedit.request import EditRequest
 from pedit.tools import confusables, grammarcheck
 from pedit.tools.confusables import Swap, apply, candidates, chosen
+from pedit.tools.options import ToolOptions
 from pedit.ui.render import stats_line
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
@@ -58,7 +60,7 @@ def test_an_article_is_put_in_after_no_determiner_and_taken_above_a_threshold_of
 
 def test_a_real_word_error_proposes_the_common_words_one_edit_away():
     """A word the dictionary knows, swapped for each common known word one edit from it
-    (confusables.REAL_WORDS, on by default); a misspelling is the spelling's."""
+    (tools/options.REAL_WORDS, on by default); a misspelling is the spelling's."""
     text = "The preferred from for making modifications, the release off the cat.\n"
     assert [w for w in candidates(text, "a.md", number=False, real=False) if w.kind == "real"] == []
     got = {
@@ -132,7 +134,10 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(
     prompt only saves the rewrite's prefill: the answer is plain decoding's (speculation
     off, an empty cache) of the request with that draft, under the same keep-bias,
     suggestion bias and sure bias."""
-    options = EngineOptions(sampling=sampling, cost=FLAT, max_tokens=80, articles=True, sure=sure is not None)
+    options = EngineOptions(
+        edit=EditOptions(sampling=sampling, cost=FLAT, max_tokens=80),
+        tools=ToolOptions(articles=True, sure=sure is not None),
+    )
     job = Job(reference, BUILTIN["fix"], None, options)
     threshold, guess = thresholds
     names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD")
@@ -196,9 +201,12 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     monkeypatch.setattr(confusables, "GUESS", -1e9)
     scored, _ = job.scored(req)
     assert scored.draft == req.draft and scored.guess == grammarcheck.draft(apply(text, taken), "a.md")
-    off = Job(reference, BUILTIN["fix"], None, EngineOptions(confusables=False))
+    off = Job(reference, BUILTIN["fix"], None, EngineOptions(tools=ToolOptions(confusables=False)))
     assert off.scored(req) == (req, None)
-    assert Job(reference, BUILTIN["fix"], None, EngineOptions(spelling=False)).scored(req)[1] is None
+    assert (
+        Job(reference, BUILTIN["fix"], None, EngineOptions(tools=ToolOptions(spelling=False))).scored(req)[1]
+        is None
+    )
     assert replace(job, options=EngineOptions(keep_bias=0.0)).scored(req)[1] is None
 
 
@@ -209,7 +217,12 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))  # every swap read
     monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
     text = TEXTS[0]
-    job = Job(reference, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=80, prompt_cache=False))
+    job = Job(
+        reference,
+        BUILTIN["fix"],
+        None,
+        EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=80), prompt_cache=False),
+    )
     req = job.request(text, "a.md")
     reference.truncate(0)
     _, got = job.scored(req)  # what run_one's scoring does, counted

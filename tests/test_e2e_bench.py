@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.bench import e2e, e2e_bounds, e2e_medians, e2e_report

@@ -8,11 +8,13 @@ from dataclasses import replace
 
 import pytest
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.refactor import rewrite
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.checks import guard
+from pedit.engine.options import EditOptions
 from pedit.engine.sampling import Sampling
 from pedit.ui.runs import answer
 
@@ -26,8 +28,8 @@ TEXT = (
 @pytest.mark.parametrize("seed", range(6))
 def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
     backend = open_backend("reference")
-    job = Job(backend, BUILTIN["fix"], None, EngineOptions(sampling=Sampling(1.0, seed=seed), keep_bias=0.0),
-              chunk_tokens=24)  # fmt: skip
+    options = EngineOptions(edit=EditOptions(sampling=Sampling(1.0, seed=seed)), keep_bias=0.0)
+    job = Job(backend, BUILTIN["fix"], None, options, chunk_tokens=24)
     pieces = job.pieces(TEXT, "notes.md", "rewrite")
     assert len(pieces) == 3
     out = answer(rewrite(job, TEXT, "notes.md"))

@@ -97,7 +97,8 @@ def test_a_vague_instruction_is_read_by_the_model_under_the_schema():
     """The reference backend (a tiny random model) answers under intent.SCHEMA's grammar:
     whatever it picks, the answer parses and a rename it reads names only words the user
     wrote."""
-    from pedit.app.jobs import EngineOptions, Job
+    from pedit.app.jobs import Job
+    from pedit.app.options import EngineOptions
     from pedit.app.refactor import read
     from pedit.app.templates import BUILTIN
     from pedit.backends import open_backend

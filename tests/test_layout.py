@@ -135,3 +135,13 @@ def test_the_engine_loads_only_the_standard_library_and_numpy():
         and not m.startswith("_")  # interpreter internals (_frozen_importlib, _io, ...)
     ]
     assert not foreign, foreign
+
+
+def test_a_commands_options_load_no_engine():
+    """EngineOptions (app/options.py) holds the engine's and the tools' options, declared in
+    modules that import neither numpy nor the engine's code, so the settings build it
+    before a model loads (app/config.py imports it at the top)."""
+    loaded = loaded_by("import pedit.app.options")
+    engine = {m for m in loaded if m.startswith("pedit.engine.")}
+    assert engine == {"pedit.engine.names", "pedit.engine.options"}
+    assert "numpy" not in loaded and "numpy" not in loaded_by("import pedit.app.config")

@@ -6,15 +6,19 @@ foreign file is a miss that is read again and rewritten, never a crash or anothe
 from __future__ import annotations
 
 import pytest
+from flat_options import engine_options
 
 from pedit.app import prefixcache
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
+from pedit.engine.options import EditOptions
 from pedit.errors import RefusedError
 from pedit.events import Finished, Prefilled
 from pedit.models import cache_root
+from pedit.tools.options import ToolOptions
 from pedit.ui.runs import answer
 
 FLAT = CostModel.table({1: 1.0, 64: 1.5}, 1e-3)
@@ -23,7 +27,7 @@ TEXT = "Their is many reason why peoples enjoys reading.\n\nA good book take you
 
 def fix(backend, cache: bool, **kw):
     """`pedit fix` of TEXT in two paragraphs: (text, the runs' Prefilled events, figures)."""
-    options = EngineOptions(cost=FLAT, max_tokens=60, prompt_cache=cache, **kw)
+    options = engine_options(cost=FLAT, max_tokens=60, prompt_cache=cache, **kw)
     job = Job(backend, BUILTIN["fix"], None, options, chunk_tokens=12)
     seen, runs = [], []
 
@@ -99,7 +103,10 @@ def test_the_cache_keeps_the_newest_files(tmp_path, monkeypatch):
     b = open_backend("reference")
     for word in ["one", "two", "three"]:
         job = Job(
-            b, BUILTIN["edit"], f"Replace every word with {word}.", EngineOptions(cost=FLAT, max_tokens=5)
+            b,
+            BUILTIN["edit"],
+            f"Replace every word with {word}.",
+            EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=5)),
         )
         b.truncate(0)
         with pytest.raises(RefusedError):  # cut off by max_tokens: the start was saved before
@@ -139,8 +146,10 @@ def test_a_file_is_read_the_same_way_whatever_ran_before(tmp_path, open_new, cac
     first, after = open_new("llama.cpp"), open_new("llama.cpp")
     fresh = Reads(first)
     alone, _, _ = fix(first, cache, spelling=False)
-    other = Job(after, BUILTIN["fix"], None, EngineOptions(cost=FLAT, max_tokens=20, prompt_cache=cache,
-                                                           spelling=False), chunk_tokens=12)  # fmt: skip
+    options = EngineOptions(
+        edit=EditOptions(cost=FLAT, max_tokens=20), tools=ToolOptions(spelling=False), prompt_cache=cache
+    )
+    other = Job(after, BUILTIN["fix"], None, options, chunk_tokens=12)
     with pytest.raises(RefusedError):  # a random model does not close its fence in 20 tokens
         answer(other.plain_rewrite("Some other words here.\n", "essay.md"))
     later = Reads(after)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import ast
 
 import pytest
+from flat_options import engine_options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.refactor import rewrite
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
@@ -30,7 +32,7 @@ EXACT = rename(SRC, "m.py", {"pat": "pattern"})
 
 
 def job(instruction, backend, **options):
-    return Job(backend, BUILTIN["refactor"], instruction, EngineOptions(**options))
+    return Job(backend, BUILTIN["refactor"], instruction, engine_options(**options))
 
 
 def run(j, text=SRC, name="m.py"):

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from flat_options import engine_options
 
-from pedit.app.jobs import EngineOptions
+from pedit.app.options import EngineOptions
 from pedit.app.session import Session, SessionError
 from pedit.backends.reference import ReferenceBackend
 from pedit.engine.costmodel import measure
@@ -60,7 +61,7 @@ def test_reusing_the_cache_never_changes_the_output(speculate, cut):
 
 
 def session(**kw) -> Session:
-    return Session(ReferenceBackend(), TEXT, "notes.txt", options=EngineOptions(**kw))
+    return Session(ReferenceBackend(), TEXT, "notes.txt", options=engine_options(**kw))
 
 
 def run(s: Session, instruction: str, **kw):
@@ -191,7 +192,7 @@ def test_an_answer_that_is_not_a_whole_rewrite_is_never_offered(backend_seed, se
     """Sampled on the reference model, these answers run off (max_tokens) or stop before
     closing their fence: the turn raises, no answer is pending, the text is unchanged."""
     sampling = Sampling(temperature=1.0, seed=seed)
-    options = EngineOptions(max_tokens=200, sampling=sampling, speculate="fixed")
+    options = EngineOptions(edit=EditOptions(max_tokens=200, sampling=sampling, speculate="fixed"))
     session = Session(ReferenceBackend(seed=backend_seed), TUI_TEXT, "notes.txt", options=options)
     with pytest.raises(RefusedError) as refused:
         list(session.run("Fix it."))
@@ -205,7 +206,9 @@ def test_a_json_file_in_a_session_is_held_to_json():
     import json
 
     text = '{\n  "name": "pedit",\n  "tags": ["cli"]\n}\n'
-    options = EngineOptions(sampling=Sampling(temperature=3.0, seed=1), speculate="off", max_tokens=400)
+    options = EngineOptions(
+        edit=EditOptions(sampling=Sampling(temperature=3.0, seed=1), speculate="off", max_tokens=400)
+    )
     held = Session(ReferenceBackend(), text, "data.json", options=options)
     events = list(held.run("add a tag"))
     assert any(isinstance(e, TokensAccepted) and e.source == "grammar" for e in events)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from flat_options import engine_options
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pedit.app.jobs import EngineOptions, Job
+from pedit.app.jobs import Job
+from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.tools import spelling
@@ -33,7 +35,7 @@ def test_fix_drafts_with_the_suggestions_unless_told_not_to_or_without_a_keep_bi
             backend,
             BUILTIN[template],
             "rename x" if template == "refactor" else None,
-            EngineOptions(**options),
+            engine_options(**options),
         )
         return job.request(TEXT, "a.md").draft
 

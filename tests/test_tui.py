@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from pedit.app.jobs import EngineOptions
 from pedit.app.loading import Loaded
+from pedit.app.options import EngineOptions
 from pedit.app.session import Session, TurnResult
 from pedit.backends.reference import ReferenceBackend
+from pedit.engine.options import EditOptions
 from pedit.engine.sampling import Sampling
 from pedit.events import Stats
 from pedit.tui.app import PeditApp
@@ -31,7 +32,9 @@ TEXT = (
 # The reference model copies its context under greedy decoding; sampling (seed 3) makes it
 # change a line, so the answer differs from the file, and still close its fence (an answer
 # that does not is refused, as in the CLI).
-EDITING = EngineOptions(max_tokens=200, sampling=Sampling(temperature=1.0, seed=3), speculate="fixed")
+EDITING = EngineOptions(
+    edit=EditOptions(max_tokens=200, sampling=Sampling(temperature=1.0, seed=3), speculate="fixed")
+)
 
 
 def make_app(tmp_path: Path, options: EngineOptions = EDITING, text: str = TEXT, **kw) -> PeditApp:
@@ -155,7 +158,7 @@ async def test_cancel_a_running_generation_without_leaving(tmp_path):
         path,
         load=lambda spec: Loaded(backend=SlowReference()),
         model="slow",
-        options=EngineOptions(speculate="off"),
+        options=EngineOptions(edit=EditOptions(speculate="off")),
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot, app)
@@ -169,7 +172,9 @@ async def test_cancel_a_running_generation_without_leaving(tmp_path):
         assert app.session.pending is None and app.session.text == LONG
         assert app.is_running and "cancelled" in app.sub_title
         t = await ask(pilot, app, "Copy it.")  # the app and the backend still work, exactly
-        fresh = Session(ReferenceBackend(), LONG, "notes.txt", options=EngineOptions(speculate="off"))
+        fresh = Session(
+            ReferenceBackend(), LONG, "notes.txt", options=EngineOptions(edit=EditOptions(speculate="off"))
+        )
         list(fresh.run("Copy it."))
         assert t.answer == fresh.pending.answer and t.reused_tokens > 0
 

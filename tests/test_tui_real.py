@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from pedit.app import config
-from pedit.app.jobs import EngineOptions
 from pedit.app.loading import load_with_cost
+from pedit.app.options import EngineOptions
+from pedit.engine.options import EditOptions
 from pedit.models import DEFAULT_MODEL
 from pedit.tui.app import PeditApp
 
@@ -36,7 +37,9 @@ async def test_three_turns_with_the_small_model(default_model_env, tmp_path):
     path.write_text(NOTES)
     settings = config.resolve({"backend": "llama.cpp", "n_ctx": 4096}, project=None)
     load = lambda spec: load_with_cost(settings, model=spec)  # noqa: E731
-    app = PeditApp(path, load=load, model="qwen2.5-coder-0.5b", options=EngineOptions(max_tokens=300))
+    app = PeditApp(
+        path, load=load, model="qwen2.5-coder-0.5b", options=EngineOptions(edit=EditOptions(max_tokens=300))
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.session is not None and not app.instruction.disabled, 600)
         results = []

@@ -39,21 +39,17 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import platformdirs
 
-from ..engine.names import SPECULATE
-from ..engine.planner import DRAFT_MAX
+from ..engine.names import DRAFT_MAX, SPECULATE
 from ..errors import UsageError
 from ..models.registry import DEFAULT_MODEL
 from ..tools import dialect
 from .machine import CPUS
+from .options import EngineOptions
 from .templates import check_overrides
-
-if TYPE_CHECKING:
-    from .jobs import EngineOptions
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -264,11 +260,11 @@ class Settings:
     def engine_options(self, given: EngineOptions | None = None) -> EngineOptions:
         """The engine's options: what the shell gives (its flags; None: the defaults) with
         these settings' speculate, draft_max, keep_bias, spelling and dialect over them."""
-        from .jobs import EngineOptions  # the engine loads when a model runs, not for `pedit config`
-
+        o = given or EngineOptions()
         return replace(
-            given or EngineOptions(), speculate=self.speculate, draft_max=self.draft_max,
-            keep_bias=self.keep_bias, spelling=self.spelling, dialect=self.dialect,
+            o, keep_bias=self.keep_bias,
+            edit=replace(o.edit, speculate=self.speculate, draft_max=self.draft_max),
+            tools=replace(o.tools, spelling=self.spelling, dialect=self.dialect),
         )  # fmt: skip
 
 

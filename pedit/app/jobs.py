@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from ..backends import AnyBackend
@@ -25,59 +25,15 @@ from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
 from ..tools import dialect, fix
-from ..tools.confusables import ARTICLES, REAL_WORDS, SURE
 from . import chunking, prefixcache
 from .calibration import identity
 from .codelayout import keep_code_layout
 from .linebreaks import keep_line_breaks
+from .options import EngineOptions
 from .outcome import Answering, Outcome, Started
 from .templates import Template
 
 SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
-
-
-@dataclass(frozen=True, kw_only=True)  # keyword-only: a new field cannot shift the others
-class EngineOptions(EditOptions):
-    """The engine's options (EditOptions: sampling, speculation, limits, constraint,
-    coalescence; a new one is added there, and reaches every shell) and what the app's
-    tools read. Job.edit_options makes each run's EditOptions from them."""
-
-    keep_bias: float | None = None  # β on the file's next token (keepbias.py); None: the template's
-    spelling: bool | None = None  # spelling suggestions in the draft (spelling.py); None: the template's
-    # with the spelling suggestions, Harper's grammar suggestions (grammarcheck.py): the
-    # quality report's `+noharper` lever turns them off (--no-spelling turns off both)
-    harper: bool = True
-    # the variety of English a fix keeps (dialect.py: "auto" detects it from the file)
-    dialect: str = "auto"
-    # with the spelling suggestions, the confusion sets' swaps the model scores likelier
-    # (confusables.py, engine/likelihood.py): the report's `+noconfusables` lever
-    confusables: bool = True
-    # with them, a dropped article put back where the model scores it likelier
-    # (confusables._articles): the report's `+articles` lever, off by default
-    articles: bool = ARTICLES
-    # with them, a word's neighbours at one edit (confusables._real: "from" -> "form"):
-    # on by default; the report's `+norealwords` lever measures it
-    real_words: bool = REAL_WORDS
-    # Harper's suggestions scored too, and those and the swaps taken that the model's reading
-    # is sure of (confusables.SURE_THRESHOLD) leant on harder (EditRequest.doubtful,
-    # Template.sure_bias): on by default; the report's `+nosure` lever measures it
-    sure: bool = SURE
-    # a template that reads intents (refactor) goes through the tools, the grammar and the
-    # check (refactor.py); off: the model alone, as before (the report's `+notools` lever)
-    intents: bool = True
-    # a failed check gets a second try and a rename the tool's own edit (refactor.py); off:
-    # one try, refused if it fails (the report's `+noretry` lever)
-    retry: bool = True
-    json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
-    # the prompt's shared start (system prompt, instruction) kept on disk across commands
-    # (prefixcache.py; --no-prompt-cache)
-    prompt_cache: bool = True
-
-    def edit(self, **run) -> EditOptions:
-        """One run's EditOptions: these options' engine fields, with the run's own (kind,
-        max_tokens, keep_bias, suggest_bias, sure_bias, constraint) over them."""
-        mine = {f.name: getattr(self, f.name) for f in fields(EditOptions)}
-        return EditOptions(**{**mine, **run})
 
 
 @dataclass(frozen=True)
@@ -110,7 +66,7 @@ class Job:
         (None: the keep-bias there too); none on a remote backend."""
         if not local(self.backend):
             return None
-        s = self.options.suggest_bias
+        s = self.options.edit.suggest_bias
         return self.template.suggest_bias if s is None else s
 
     @property
@@ -120,13 +76,13 @@ class Job:
         remote backend."""
         if not local(self.backend):
             return None
-        s = self.options.sure_bias
+        s = self.options.edit.sure_bias
         return self.template.sure_bias if s is None else s
 
     @property
     def spelling(self) -> bool:
         """Do this job's drafts carry spelling suggestions? The option's, else the template's."""
-        s = self.options.spelling
+        s = self.options.tools.spelling
         return self.template.spelling if s is None else s
 
     def request(self, text: str, name: str, part: str = "", draft: str | None = None) -> EditRequest:
@@ -137,7 +93,7 @@ class Job:
         # with β <= 0 the file drafts: β = 0 cannot change the answer, and β < 0 would push
         # the model away from the suggestions
         if draft is None and self.spelling and self.keep_bias > 0:
-            draft = fix.draft(text, name, self.options)
+            draft = fix.draft(text, name, self.options.tools)
         return EditRequest(
             text,
             instruction,
@@ -150,7 +106,7 @@ class Job:
         """What the answer about this file must match: the options' constraint (JSON in a
         rewrite with any whitespace, as the file is laid out; in new text, compact: the
         most forced text), else JSON for a .json file that parses, else nothing."""
-        c = self.options.constraint
+        c = self.options.edit.constraint
         if c is not None:
             return replace(c, compact=c.kind == "json" and kind != "rewrite")
         if not local(self.backend):  # no grammar on a server: the guard parses the answer
@@ -162,7 +118,7 @@ class Job:
         and the keep-bias leans on them; else (req, None)."""
         if not (self.spelling and self.keep_bias > 0):
             return req, None
-        return fix.scored(self.backend, req, self.options)
+        return fix.scored(self.backend, req, self.options.tools)
 
     def stem(self, prompt: list[int], kind: str) -> list[int]:
         """The start every run of this job's prompts shares (chat template, system prompt,
@@ -179,16 +135,21 @@ class Job:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
         SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
         applies to an answer about the whole file only."""
-        o = self.options
         c = self.constraint(req.text, req.filename, kind) if whole else None
-        # an answer under a grammar ends where the grammar does (a long extraction included)
-        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and c is None else None)
-        run = o.edit(kind=kind, max_tokens=limit, keep_bias=self.keep_bias, suggest_bias=self.suggest_bias,
-                     sure_bias=self.sure_bias, constraint=c)  # fmt: skip
         try:
-            return edit_events(self.backend, req, run)
+            return edit_events(self.backend, req, self.run_options(kind, c))
         except GrammarError as exc:
             raise UsageError(f"{_what(c)}: {exc}") from None
+
+    def run_options(self, kind: str, constraint: Constraint | None) -> EditOptions:
+        """One run's EditOptions: the command's, with the run's kind, limit, biases and grammar.
+        An answer under a grammar ends where the grammar does (a long extraction included)."""
+        o = self.options.edit
+        limit = o.max_tokens or (SUMMARY_ROOM if kind == "summary" and constraint is None else None)
+        return replace(
+            o, kind=kind, max_tokens=limit, keep_bias=self.keep_bias, suggest_bias=self.suggest_bias,
+            sure_bias=self.sure_bias, constraint=constraint,
+        )  # fmt: skip
 
     def budget(self, name: str, kind: str) -> int:
         """Most file tokens one run can take: the prompt around the file, the file, and
@@ -264,7 +225,9 @@ class Job:
             guard.incomplete(req.filename, req.text, fin, self.force)
             if self.template.keeps_lines:  # a fix keeps the file's layout and its English
                 text = keep_line_breaks(req.text, fin.text)
-                text = dialect.keep_words(req.text, text, dialect.resolve(self.options.dialect, req.text))
+                text = dialect.keep_words(
+                    req.text, text, dialect.resolve(self.options.tools.dialect, req.text)
+                )
                 fin = replace(fin, text=text)
         return fin
 
@@ -332,7 +295,7 @@ class Job:
 
     def summarize(self, text: str, name: str) -> Answering:
         parts = self.pieces(text, name, "summary")
-        if len(parts) > 1 and self.options.constraint is not None:
+        if len(parts) > 1 and self.options.edit.constraint is not None:
             raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole answer "
                              "(raise --n-ctx)")  # fmt: skip
         if len(parts) == 1:

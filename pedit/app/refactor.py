@@ -65,7 +65,7 @@ EARLY = True  # rename answers checked as they are written (tests compare with F
 def rewrite(job: Job, text: str, name: str, spans: list[tuple[int, int]] | None = None) -> Answering:
     """The file rewritten: a template that reads intents (refactor) through the tools, the
     model and the intent's check (`run`); any other, or only `spans`, as Job.plain_rewrite."""
-    if job.template.intents and job.options.intents and spans is None:
+    if job.template.intents and job.options.tools.intents and spans is None:
         return run(job, text, name)
     return job.plain_rewrite(text, name, spans)
 
@@ -81,10 +81,11 @@ def read(instruction: str | None, job: Job | None = None) -> tuple[Intent, Stats
 
 def _ask(job: Job, instruction: str) -> tuple[Intent, Stats]:
     """pedit extract's run on the instruction: JSON forced by the schema (a few passes)."""
+    schema = Constraint("json", json.dumps(intents.SCHEMA), compact=True)
+    options = replace(job.options, edit=replace(job.options.edit, constraint=schema))
     extract = replace(
-        job, template=BUILTIN["extract"], instruction=json.dumps(intents.SCHEMA),
-        options=replace(job.options, constraint=Constraint("json", json.dumps(intents.SCHEMA), compact=True)),
-    )  # fmt: skip
+        job, template=BUILTIN["extract"], instruction=json.dumps(intents.SCHEMA), options=options
+    )
     req = extract.request(intents.ASK.format(instruction=instruction), "request.txt")
     fin = finish(extract.run_one(req, "summary", "intent"))
     return intents.from_extracted(fin.text, instruction), fin.stats
@@ -142,8 +143,14 @@ def run(job: Job, text: str, name: str) -> Answering:
     tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
     options = job.options
-    if grammar is not None and options.constraint is None and len(job.pieces(text, name, "rewrite")) == 1:
-        options = replace(options, constraint=grammar)  # a grammar holds a file that goes in one run
+    if (
+        grammar is not None
+        and options.edit.constraint is None
+        and len(job.pieces(text, name, "rewrite")) == 1
+    ):
+        options = replace(
+            options, edit=replace(options.edit, constraint=grammar)
+        )  # a grammar holds a file that goes in one run
     stats: list[Stats] = []  # every run's figures, a refused one's and a stopped one's too
     verdict, outcome = None, None
     early = _checked_early(job, found, tool, text, name)
@@ -152,7 +159,7 @@ def run(job: Job, text: str, name: str) -> Answering:
         runs = [_with_tools(stats[0], asked), *stats[1:]] if stats else stats
         return replace(outcome, stats=runs, verdict=verdict, tries=attempt, intent=found, answer=answer)
 
-    tries = TRIES if job.options.retry else 1
+    tries = TRIES if job.options.tools.retry else 1
     for attempt in range(1, tries + 1):
         beta = given if given is not None else (TOOL_BIAS if attempt == 1 else RETRY_BIAS) if tool else None
         if attempt > 1 and (tool is None or given is not None):
@@ -180,7 +187,7 @@ def run(job: Job, text: str, name: str) -> Answering:
             return done(outcome, verdict, attempt)
         if tool is not None and not (found.kind == RENAME and missed(name, text, tool, outcome.text)):
             break  # it strayed from the tool's edit: the retry would stray the same way
-    if tool is not None and job.options.retry:  # the model's answers failed: the tool's own edit
+    if tool is not None and job.options.tools.retry:  # the model's answers failed: the tool's own edit
         own = check(found, name, text, tool, tool)
         if own.passed:
             tool_name = _TOOLS.get(found.kind, "the tool")

@@ -28,7 +28,7 @@ from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
 from ..request import EditRequest, Exchange
 from .calibration import measure_cost
-from .jobs import EngineOptions
+from .options import EngineOptions
 
 
 class SessionError(Exception):
@@ -106,8 +106,8 @@ class Session:
         req = self.request(instruction)
         if not req.history:
             self._from = len(self._done)  # a new conversation (or the old one was too long)
-        if self.options.cost is None and self.options.speculate == "auto" and local(self.backend):
-            self.options = replace(self.options, cost=measure_cost(self.backend))
+        if self.options.edit.cost is None and self.options.edit.speculate == "auto" and local(self.backend):
+            self.options = self.options.costed(measure_cost(self.backend))
         t0 = time.perf_counter()
         first = finished = None
         try:
@@ -143,7 +143,7 @@ class Session:
     def _options(self, req: EditRequest) -> EditOptions:
         o = self.options
         json = json_grammar(req.text, self.filename) if o.json_auto and local(self.backend) else None
-        return o.edit(keep_bias=o.keep_bias or 0.0, suggest_bias=None, constraint=json)
+        return replace(o.edit, keep_bias=o.keep_bias or 0.0, suggest_bias=None, constraint=json)
 
     def _prompt_size(self, req: EditRequest) -> int:
         """The prompt's tokens (a remote backend's estimate: engine/remote.py)."""
@@ -198,4 +198,4 @@ class Session:
     def switch_backend(self, backend: AnyBackend, cost: CostModel | None = None) -> None:
         """Another model (its own cache: nothing of the old one is reused)."""
         self.backend = backend
-        self.options = replace(self.options, cost=cost)
+        self.options = self.options.costed(cost)

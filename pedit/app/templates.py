@@ -22,7 +22,7 @@ FIX_CHUNK_TOKENS = 96  # see Template.chunk_tokens
 # β on the suggestions a tool made in fix's draft (Template.suggest_bias): measured in the
 # quality report against the keep-bias there too (+sb1.5), on the same machine and model
 FIX_SUGGEST_BIAS = 4.0
-# β on the suggestions the model's reading is sure of (Template.sure_bias, confusables.SURE):
+# β on the suggestions the model's reading is sure of (Template.sure_bias, tools/options.SURE):
 # enough to outweigh a copying model's preference for the file's token
 FIX_SURE_BIAS = 10.0
 

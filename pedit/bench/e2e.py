@@ -217,14 +217,21 @@ def _prompts(task_id: str, path: Path):
     """The default model on pedit's backend, and the prompts pedit builds for this task's
     file (a piece of it each, as `fix` cuts it)."""
     from .. import models
-    from ..app.jobs import EngineOptions, Job
+    from ..app.jobs import Job
+    from ..app.options import EngineOptions
     from ..app.templates import BUILTIN
     from ..engine.prompt import build_prompt
+    from ..tools.options import ToolOptions
     from .corpus import load_tasks
 
     task = next(t for t in load_tasks() if t.id == task_id)
     backend = models.load(models.DEFAULT_MODEL)
-    job = Job(backend, BUILTIN[task.command], task.instruction or None, EngineOptions(spelling=False))
+    job = Job(
+        backend,
+        BUILTIN[task.command],
+        task.instruction or None,
+        EngineOptions(tools=ToolOptions(spelling=False)),
+    )
     text = path.read_text(encoding="utf-8")
     pieces = job.pieces(text, path.name, "rewrite")
     asks = [job.request(p, path.name, f"part {i} of {len(pieces)}" if len(pieces) > 1 else "")

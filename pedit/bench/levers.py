@@ -26,8 +26,8 @@ from dataclasses import dataclass, fields, replace
 from ..app.jobs import Job
 from ..app.outcome import Answering
 from ..app.refactor import rewrite
-from ..engine.edit import SUGGEST_DELETIONS
-from ..tools.confusables import ARTICLES, REAL_WORDS, SURE
+from ..engine.options import SUGGEST_DELETIONS
+from ..tools.options import ARTICLES, REAL_WORDS, SURE
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from ..app.jobs import EngineOptions, Job
+from ..app.jobs import Job
+from ..app.options import EngineOptions
 from ..app.templates import BUILTIN
 from ..checks import guard
 from ..engine.costmodel import measure
+from ..engine.options import EditOptions
 from ..errors import RefusedError
 from ..events import Event, Finished, drain
+from ..tools.options import ToolOptions
 from ..tools.spelling import spellcheck
 from ..ui.runs import answer
 from .checks import run_checks
@@ -100,11 +103,16 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     variant = config.variant()
     template = BUILTIN[task.command]
     options = EngineOptions(
-        speculate=variant.speculate, cost=cost, keep_bias=variant.keep_bias, spelling=variant.spelling,
-        harper=variant.harper, confusables=variant.confusables, articles=variant.articles,
-        real_words=variant.real_words, sure=variant.sure, intents=variant.intents, retry=variant.retry,
-        suggest_bias=variant.suggest_bias, suggest_deletions=variant.suggest_deletions,
-        dialect=variant.dialect,
+        edit=EditOptions(
+            speculate=variant.speculate, cost=cost, suggest_bias=variant.suggest_bias,
+            suggest_deletions=variant.suggest_deletions,
+        ),
+        tools=ToolOptions(
+            spelling=variant.spelling, harper=variant.harper, confusables=variant.confusables,
+            articles=variant.articles, real_words=variant.real_words, sure=variant.sure,
+            intents=variant.intents, retry=variant.retry, dialect=variant.dialect,
+        ),
+        keep_bias=variant.keep_bias,
     )  # fmt: skip
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()

@@ -158,7 +158,8 @@ def _run(command: str, given: dict, *, data: bool = False) -> None:
     """Run the template `command` on the parsed options `given`; `data`: the answer is JSON
     data valid against --schema, which is the instruction too (extract)."""
     from ..app import config
-    from ..app.jobs import EngineOptions
+    from ..app.options import EngineOptions
+    from ..engine.options import EditOptions
     from .rewrite import Invocation, run
 
     c = o.constraint(given.get("schema"), given.get("regex"), given.get("grammar"))
@@ -166,11 +167,13 @@ def _run(command: str, given: dict, *, data: bool = False) -> None:
     sampling = o.sampling(given["temperature"], given["top_k"], given["top_p"], given["seed"])
     key = o.api_key(given.get("api_key"), given.get("api_key_file"))
     settings = config.resolve({k: given.get(k) for k in SETTINGS})
-    flags = EngineOptions(
+    decoding = EditOptions(
         sampling=sampling, max_tokens=given["max_tokens"], drafters=given["drafters"], constraint=c,
-        json_auto=given.get("json_grammar", True), coalesce=given.get("coalesce", True),
-        prompt_cache=given.get("prompt_cache", True),
+        coalesce=given.get("coalesce", True),
     )  # fmt: skip
+    flags = EngineOptions(
+        edit=decoding, json_auto=given.get("json_grammar", True), prompt_cache=given.get("prompt_cache", True)
+    )
     inv = Invocation(
         command=command, files=tuple(given["files"]), settings=settings,
         instruction=c.source if data else given.get("instruction"), mode=mode,

@@ -14,15 +14,16 @@ import glob
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from ..app import config, fileio
-from ..app.jobs import EngineOptions, Job
+from ..app.jobs import Job
 from ..app.loading import load_with_cost
+from ..app.options import EngineOptions
 from ..app.outcome import Answering, Outcome
 from ..app.refactor import rewrite
 from ..app.templates import Template, templates
@@ -119,8 +120,8 @@ def run(inv: Invocation) -> int:
             report,
             inv.settings,
             template,
-            drafters=inv.options.drafters,
-            sampling=inv.options.sampling,
+            drafters=inv.options.edit.drafters,
+            sampling=inv.options.edit.sampling,
         )
     if mode == WriteBack.JSON:
         click.echo(json.dumps(report.records, indent=2))
@@ -130,7 +131,7 @@ def run(inv: Invocation) -> int:
 def _run_files(flow: Run, names: list[str]) -> int:
     """The files through one loaded model: one by one, or a server's several at once."""
     inv, settings, report = flow.inv, flow.inv.settings, flow.report
-    tools = flow.template.spelling if inv.options.spelling is None else inv.options.spelling
+    tools = flow.template.spelling if inv.options.tools.spelling is None else inv.options.tools.spelling
     beside = grammarcheck.warm if tools and not settings.on_server else None  # fix's tools, built meanwhile
     loaded = load_with_cost(settings, reporter=RichReporter(report.err), api_key=inv.api_key, beside=beside)
     try:
@@ -138,7 +139,7 @@ def _run_files(flow: Run, names: list[str]) -> int:
         report.backend, report.device = backend.name, backend.capabilities.device
         report.load_seconds = loaded.seconds
         flow.remote = loaded.remote
-        options = replace(inv.options, cost=loaded.cost)
+        options = inv.options.costed(loaded.cost)
         job = Job(
             backend=backend, template=flow.template, instruction=inv.instruction, options=options,
             system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens,
@@ -217,7 +218,7 @@ class Run:
         in one run streams to stdout as it is written (the live view: status only), unless
         a constraint must be seen complete before anything is printed."""
         expected = job.backend.count_tokens(source.text) if self.template.kind == "rewrite" else None
-        stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.constraint is None
+        stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.edit.constraint is None
         stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
         sink = StrippedStream() if stream else None
         show_text = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
@@ -269,11 +270,16 @@ class Run:
             self._ignored_prediction(outcome)
         if self.inv.data:
             return answers.data(
-                self.mode, source, outcome, self.report, schema=self.inv.options.constraint.source
+                self.mode, source, outcome, self.report, schema=self.inv.options.edit.constraint.source
             )
         if self.summary:
             return answers.summary(
-                self.mode, source, outcome, self.report, constraint=self.inv.options.constraint, sink=sink
+                self.mode,
+                source,
+                outcome,
+                self.report,
+                constraint=self.inv.options.edit.constraint,
+                sink=sink,
             )
         return self._rewrite(source, outcome, job.backend.count_tokens(source.text))
 

@@ -57,8 +57,9 @@ def tui_command(
     `pedit FILE` (a file and no command) does the same. Keys: F1 in the app.
     """
     from ..app import config
-    from ..app.jobs import EngineOptions
     from ..app.loading import load_with_cost
+    from ..app.options import EngineOptions
+    from ..engine.options import EditOptions
     from ..tui.app import PeditApp
 
     chosen = o.sampling(temperature, top_k, top_p, seed)
@@ -68,7 +69,8 @@ def tui_command(
     key = o.api_key(api_key, api_key_file)
     app = PeditApp(
         file, load=lambda spec: load_with_cost(settings, api_key=key, model=spec), model=settings.model,
-        options=settings.engine_options(EngineOptions(sampling=chosen)), system=system, force=force,
+        options=settings.engine_options(EngineOptions(edit=EditOptions(sampling=chosen))), system=system,
+        force=force,
     )  # fmt: skip  # reads FILE: a missing, binary or read-only file is refused here
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")

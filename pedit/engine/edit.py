@@ -9,26 +9,26 @@ and the n-gram drafter fill in where the output departs from it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TypeGuard
 
 from ..backends import AnyBackend, Backend, LocalBackend
 from ..events import Event
 from ..request import EditRequest
 from .constrained import GrammarRule
-from .costmodel import CostModel, measure
+from .costmodel import measure
 from .decode import DecodeOptions, PromptTooLong, generate
 from .drafters.compose import Composite, priors
 from .drafters.ngram import NGramDrafter
 from .drafters.predicted import PredictedOutput
 from .drafters.prompt_lookup import PromptLookup
-from .grammar import Constraint, GrammarError, Matcher, grammar, tokenizer_for
+from .grammar import GrammarError, Matcher, grammar, tokenizer_for
 from .keepbias import KeepBias, suggested
-from .names import DRAFTERS, SPECULATE
-from .planner import DRAFT_MAX, Acceptance, CostPlanner, FixedPlanner
+from .names import DRAFTERS
+from .options import EditOptions
+from .planner import Acceptance, CostPlanner, FixedPlanner
 from .prompt import FenceStream, Prompt, build_prompt, build_summary_prompt
 from .remote import remote_generate, remote_size
-from .sampling import Sampling
 from .speculative import FREE, Drafting, speculative_generate
 
 
@@ -87,53 +87,11 @@ def _keep_bias(backend, req: EditRequest, prompt: Prompt, o: EditOptions):
     return KeepBias(o.keep_bias, prompt.draft, prompt.tokens, boost)
 
 
-# β after a tool's deletion too, by default: chosen on the tuning files, where it fixed 2
-# more errors ("to dark", a doubled word) for 1 wrong change ("typicaly" -> "typical");
-# docs/quality.md's `+nodeletions` row is the default without it (AMD EPYC, 2026-11-27:
-# mean 0.75 -> 0.73, recall 77% -> 75%; natural errors held out 78% either way)
-SUGGEST_DELETIONS = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class EditOptions:
-    """How one answer is decoded: the engine's options (app.jobs builds them per run from
-    the settings: app.config.Settings.engine_options).
-
-    kind: "rewrite" (the file, primed, until the closing fence) or "summary" (new text
-    about the file: no predicted draft). speculate: "off" (plain decoding), "fixed" (verify
-    every draft up to draft_max), "auto" (the planner picks k from `cost`, measured now if
-    not given). keep_bias: β added to the logit of the file's next token (keepbias.py; a
-    rewrite only), the same for every speculate mode; suggest_bias: the β on the draft's
-    tokens a tool changed (req.draft against req.text; None: keep_bias there too), and
-    with suggest_deletions on the token after a tool's deletion too; sure_bias: the β on
-    the draft's tokens that differ from req.doubtful (the suggestions the model's reading
-    is sure of; None: suggest_bias there too).
-    constraint: what the answer must match (a rewrite: the file's text, before its closing
-    fence); coalesce: forced tokens cost no pass of their own (speculative.py)."""
-
-    kind: str = "rewrite"
-    max_tokens: int | None = None  # None: room for the answer (default_max_tokens)
-    sampling: Sampling = field(default_factory=Sampling)
-    speculate: str = "auto"
-    drafters: Sequence[str] = DRAFTERS
-    draft_max: int = DRAFT_MAX
-    cost: CostModel | None = None
-    keep_bias: float = 0.0
-    suggest_bias: float | None = None
-    suggest_deletions: bool = SUGGEST_DELETIONS
-    sure_bias: float | None = None  # β where the draft differs from req.doubtful (None: suggest_bias)
-    constraint: Constraint | None = None
-    coalesce: bool = True
-
-    def __post_init__(self):
-        if self.speculate not in SPECULATE:
-            raise ValueError(f"speculate must be one of {', '.join(SPECULATE)}")
-        if self.kind not in ("rewrite", "summary"):
-            raise ValueError("kind must be rewrite or summary")
+DEFAULTS = EditOptions()
 
 
 def edit_events(
-    backend: AnyBackend, req: EditRequest, options: EditOptions = EditOptions(), *, rng=None
+    backend: AnyBackend, req: EditRequest, options: EditOptions = DEFAULTS, *, rng=None
 ) -> Iterator[Event]:
     """Events of one answer about `req`: a local backend's loop (speculative.py, or plain
     decoding), or a server's (remote.py). The prefix the prompt shares with what the

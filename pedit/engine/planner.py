@@ -149,9 +149,6 @@ class Planner(Protocol):
         tokens of context."""
 
 
-# Most draft tokens verified in one pass (--draft-max's default): a pass of 256, the widest
-# the cost model measures; the planner only goes that wide when the draft has held for long.
-DRAFT_MAX = 255
 BUCKET = 64  # context positions that share one table of prices
 # Labels whose next_s is bet on at its mean: the predicted output, whose drafts are the file
 # itself. Its labels change with its state (in sync, re-synced, learned), each with few

@@ -10,31 +10,11 @@ logits, is what lets speculative decoding reproduce plain decoding seed for seed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .options import Sampling
+
 _CANDIDATES = 512  # top-p looks at this many most likely tokens before sorting everything
-
-
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float = 0.0
-    top_k: int = 0  # 0: no limit
-    top_p: float = 1.0  # 1.0: no nucleus cut
-    seed: int | None = None
-
-    def __post_init__(self):
-        if self.temperature < 0:
-            raise ValueError("temperature must be >= 0")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if self.top_k < 0:
-            raise ValueError("top_k must be >= 0")
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0.0
 
 
 def distribution(logits: np.ndarray, s: Sampling) -> tuple[np.ndarray, np.ndarray]:

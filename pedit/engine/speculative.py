@@ -41,7 +41,8 @@ from .costmodel import CostModel
 from .decode import DecodeOptions, Emitter, Tracker, begin
 from .drafters.compose import Composite
 from .keepbias import KeepBias
-from .planner import DRAFT_MAX, Acceptance, Planner
+from .names import DRAFT_MAX
+from .planner import Acceptance, Planner
 from .prompt import FenceStream
 from .sampling import Sampling
 from .verify import verify

@@ -81,13 +81,17 @@ class Rewriter:
     def rewrite(
         self, text: str, name: str, rule: Rule, changed: list[git.Lines] | None
     ) -> tuple[str, list[Stats]]:
-        from ..app.jobs import EngineOptions, Job
+        from ..app.jobs import Job
+        from ..app.options import EngineOptions
         from ..app.refactor import rewrite
+        from ..engine.options import EditOptions
         from ..ui.runs import answer
 
         loaded = self.load()
         sampling = Sampling(temperature=self.config.temperature, seed=self.config.seed)
-        options = self.settings.engine_options(EngineOptions(sampling=sampling, cost=loaded.cost))
+        options = self.settings.engine_options(
+            EngineOptions(edit=EditOptions(sampling=sampling, cost=loaded.cost))
+        )
         # the hook judges a file whole and reports a run it could not use ("not fixed"), so
         # its pieces are not kept one by one as the CLI's are (jobs.Job.plain_rewrite)
         template = replace(templates(self.settings.templates)[rule.command], judged=False)

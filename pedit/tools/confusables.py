@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..engine import likelihood
+from .options import ARTICLES, REAL_WORDS
 from .spelling import prose_spans
 
 SETS = (
@@ -51,21 +52,6 @@ THRESHOLD = 3.0  # nats: e^3 ≈ 20 times likelier
 GUESS = 2.0
 NUMBER = True  # a word's other number ("take" <-> "takes") is a candidate too
 NUMBER_PREFILTER = 0.0  # nats (Swap.prefilter)
-# An article put in before a word that follows no determiner ("contains core classes" ->
-# "contains the core classes"): candidates too when ARTICLES (the report's `+articles`
-# lever, off by default), read only where the model, reading up to there, already prefers
-# the article by far, and taken above a threshold of their own. Measured by
-# `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
-# scored 9.9, 8.4 and 1.8 nats, the wrong ones up to 5.5 (a model likes articles), so
-# ARTICLE_THRESHOLD is the middle of that gap; held out, it takes 1 right (7.2) and no
-# wrong one (the highest 3.4). An article taken out was tried too and dropped: right
-# ones scored 10.2 and 9.8, wrong ones 11.5, 11.3, 10.0 and 7.9 (the doubled "a a" is
-# Harper's). Off by default because it did not pay, in the quality report's fix tasks
-# (the same run, with and without): 2 more tuning errors fixed (of 5 dropped articles),
-# none held out (the one scored 7.2 is in neither output), precision 92% either way, mean
-# score 0.68 either way, and 18.7 s per file against 16.8 (+11%): prose with few
-# determiners has many places where the model likes "the", each a window read.
-ARTICLES = False
 # A real-word error ("the preferred from" for "form", "release off" for "of"): every word's
 # neighbours at one edit that the dictionary knows and writers use (REAL_FREQUENCY: at
 # least this many uses in pyspellchecker's counts), read only where the model prefers the
@@ -75,17 +61,20 @@ ARTICLES = False
 # 7 right swaps from 6.3 to 19.2 nats ("went" -> "want", "from" -> "form", "lunch" ->
 # "launch", "on" -> "in", "every" -> "ever"), the wrong ones up to 5.9 ("is" -> "its"):
 # REAL_THRESHOLD keeps the confusion sets' margin of 2 nats over the highest wrong one
-# (5 of the 7 right). In the quality report's fix tasks, the same run with and without
-# (`pedit bench --quality --configs qwen2.5-coder-1.5b,qwen2.5-coder-1.5b+realwords --tasks
-# prose-,md-,rst-,-fix,nat-`, AMD EPYC, 2026-11-27): mean 0.68 -> 0.71, recall 69% -> 72%,
-# precision 92% -> 94%, natural errors held out 59% -> 65% at 96%, no file made worse, 18.1
-# -> 19.3 s per file. On by default since; docs/quality.md's `+norealwords` row, with every
-# other lever measured against it (AMD EPYC, 2026-11-27): 0.70 -> 0.67 without, 17.6 s per
-# file without against 18.9 with.
-REAL_WORDS = True
+# (5 of the 7 right).
 REAL_FREQUENCY = 20_000
 REAL_PREFILTER = -4.0  # nats (Swap.prefilter)
 REAL_THRESHOLD = 8.0  # nats
+# An article put in before a word that follows no determiner ("contains core classes" ->
+# "contains the core classes"): candidates too when ARTICLES (the report's `+articles`
+# lever, off by default), read only where the model, reading up to there, already prefers
+# the article by far, and taken above a threshold of their own. Measured by
+# `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
+# scored 9.9, 8.4 and 1.8 nats, the wrong ones up to 5.5 (a model likes articles), so
+# ARTICLE_THRESHOLD is the middle of that gap; held out, it takes 1 right (7.2) and no
+# wrong one (the highest 3.4). An article taken out was tried too and dropped: right
+# ones scored 10.2 and 9.8, wrong ones 11.5, 11.3, 10.0 and 7.9 (the doubled "a a" is
+# Harper's).
 # nats (Swap.prefilter): read only where the article's first token is 4 nats likelier than
 # the word's; the right ones taken were 5.9 and 6.5 likelier on the tuning tasks, and a
 # window read costs a pass's rows (most of the wrong ones are 0 to 4 likelier)
@@ -100,10 +89,7 @@ NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 # docs/quality.json: on the tuning tasks the draft's right suggestions the output did not
 # make scored 19.0 ("aloud" -> "allowed"), 18.4, 10.3 ("is is"), 10.0 ("Its" -> "It's"),
 # 8.0 and 2.0, and the highest wrong one 7.0 ("Barkers" -> "Barker"); SURE_THRESHOLD keeps
-# the confusion sets' margin of 2 nats over it (4 of the 6). On by default (EngineOptions.sure);
-# docs/quality.md's `+nosure` row is the default without it (AMD EPYC, 2026-11-27: mean
-# 0.75 -> 0.71, natural errors held out 78% -> 68%).
-SURE = True
+# the confusion sets' margin of 2 nats over it (4 of the 6).
 SURE_THRESHOLD = 9.0  # nats
 
 ALTERNATIVES: dict[str, tuple[str, ...]] = {}

@@ -7,7 +7,6 @@ swaps (confusables.py), and Harper's suggestions with `sure`, are scored by the 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
 
 from ..backends import AnyBackend
 from ..engine import likelihood
@@ -15,27 +14,17 @@ from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt
 from ..request import EditRequest
 from . import confusables, grammarcheck
+from .options import ToolOptions
 
 
-class Choices(Protocol):
-    """What the fix's tools read of the options (jobs.EngineOptions has them)."""
-
-    harper: bool  # Harper's suggestions in the draft
-    dialect: str  # the variety of English kept ("auto": the file's)
-    confusables: bool  # the confusion sets' swaps, scored
-    articles: bool  # with them, dropped articles put back
-    real_words: bool  # with them, a word's neighbours at one edit
-    sure: bool  # Harper's suggestions scored too, and the sure ones leant on harder
-
-
-def draft(text: str, name: str, options: Choices) -> str:
+def draft(text: str, name: str, options: ToolOptions) -> str:
     """The spelling's suggestions, and Harper's unless the options turn them off, in the
     file's variety of English."""
     kinds = grammarcheck.DEFAULT_RULES if options.harper else ()
     return grammarcheck.draft(text, name, kinds=kinds, variety=options.dialect)
 
 
-def scored(backend: AnyBackend, req: EditRequest, options: Choices) -> tuple[EditRequest, Scored | None]:
+def scored(backend: AnyBackend, req: EditRequest, options: ToolOptions) -> tuple[EditRequest, Scored | None]:
     """fix's third tool (confusables.py): each confusion-set or number swap in the text
     is scored by the model (engine/likelihood.py), and those it finds likelier by
     THRESHOLD (confusables.chosen) go into the draft beside Harper's and the
@@ -67,7 +56,7 @@ def scored(backend: AnyBackend, req: EditRequest, options: Choices) -> tuple[Edi
     return req, got
 
 
-def swaps_of(req: EditRequest, options: Choices) -> list[confusables.Swap]:
+def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
     """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
     with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
     o = options

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -22,8 +21,8 @@ from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
 from ..app import calibration, fileio
-from ..app.jobs import EngineOptions
 from ..app.loading import Loaded
+from ..app.options import EngineOptions
 from ..app.session import Session, SessionError, TurnResult
 from ..backends import BackendError
 from ..checks import guard
@@ -139,13 +138,13 @@ class PeditApp(App[int]):
     def _take_model(self, loaded: Loaded) -> None:
         backend, cost = loaded.backend, loaded.cost
         if self.session is None:
-            options = self.options if cost is None else replace(self.options, cost=cost)
+            options = self.options if cost is None else self.options.costed(cost)
             self.session = Session(
                 backend, self.source.text, self.path.name, options=options, system=self.system
             )
         else:
             old = self.session.backend
-            calibration.keep(self.session.options.cost)  # the old model's passes, for its next run
+            calibration.keep(self.session.options.edit.cost)  # the old model's passes, for its next run
             self.session.switch_backend(backend, cost)
             old.close()
 
@@ -366,5 +365,5 @@ class PeditApp(App[int]):
         # a generation still running (cancelled, between two passes) owns the backend until
         # it returns; the process exit frees it then
         if self.session is not None and not self.running:
-            calibration.keep(self.session.options.cost)
+            calibration.keep(self.session.options.edit.cost)
             self.session.backend.close()

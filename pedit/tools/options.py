@@ -1,0 +1,30 @@
+"""Which tools propose a draft, each a lever the quality report measures (docs/quality.md),
+declared without the engine so that a command's options hold them before a model loads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dialect import AUTO
+
+# Each default was chosen on the quality report's tuning tasks (AMD EPYC, 2026-11-27).
+ARTICLES = False  # did not pay: 2 more tuning errors fixed, none held out, 11% slower
+REAL_WORDS = True  # mean score 0.67 without, 0.70 with (docs/quality.md, `+norealwords`)
+SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOptions:
+    """The tools' options (a fix's draft, a refactor's proposal and check)."""
+
+    spelling: bool | None = (
+        None  # the spelling's and Harper's suggestions in a fix's draft; None: the template's
+    )
+    harper: bool = True  # Harper's grammar suggestions with them (grammarcheck.py)
+    dialect: str = AUTO  # the variety of English a fix keeps (dialect.py; "auto": the file's)
+    confusables: bool = True  # the confusion sets' swaps the model scores likelier (confusables.py)
+    articles: bool = ARTICLES  # with them, a dropped article put back
+    real_words: bool = REAL_WORDS  # with them, a word's neighbours at one edit
+    sure: bool = SURE  # Harper's suggestions scored too, the sure ones leant on harder
+    intents: bool = True  # a refactor through its intent's tools, grammar and check (refactor.py)
+    retry: bool = True  # a failed check tried again, then the tool's own edit (refactor.py)
