@@ -100,7 +100,7 @@ def test_modes_diff_check_json_yes(essay):
     fin = expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8))
     assert fin.text != ESSAY  # the seed does change the file...
     assert fin.stats.stop_reason == "fence"  # ...with a whole answer...
-    assert guard.reason("essay.md", ESSAY, fin.text, judged=True) is None  # ...that the guard passes
+    assert guard.judge("essay.md", ESSAY, fin.text, judged=True) is None  # ...that the guard passes
     diff = invoke("fix", essay, "--diff", *REF, *CHANGE)
     assert diff.exit_code == 0 and diff.stdout.startswith("--- a/essay.md\n+++ b/essay.md\n@@")
     check = invoke("fix", essay, "--check", *REF, *CHANGE)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pedit.app.codelayout import keep_code_layout
-from pedit.checks.guard import fix_reason
+from pedit.checks.guard import judge_fix
 
 SOURCE = '''def limit(n, d):
     """Retrun the the ratio."""
@@ -32,7 +32,7 @@ def test_the_code_is_the_source_s_and_the_prose_the_answer_s():
     assert kept == SOURCE.replace("Retrun the the", "Return the").replace("assosiated", "associated").replace(
         "# done", "# done."
     )
-    assert fix_reason("limit.py", SOURCE, kept) is None
+    assert judge_fix("limit.py", SOURCE, kept) is None
 
 
 def test_an_answer_that_changes_code_or_splits_a_comment_is_left_to_the_guard():

@@ -38,7 +38,7 @@ def test_every_piece_is_the_models_fix_or_stays_as_it_was(seed):
     parts = out.text.split("\n\n")
     assert len(parts) == 3  # the paragraphs are all there, each fixed or as it was
     for piece, part in zip(pieces, parts, strict=True):
-        assert part.strip() == piece.strip() or guard.fix_reason("notes.md", piece, part + "\n") is None
+        assert part.strip() == piece.strip() or guard.judge_fix("notes.md", piece, part + "\n") is None
     if len(kept) == len(pieces):
         assert out.text == TEXT  # nothing the checks passed: the file as it was, not refused
 

@@ -45,24 +45,24 @@ def fixed_essay() -> str:
     ],
 )
 def test_a_paragraph_with_dense_errors_is_fixed_not_dropped(old, new):
-    assert guard.reason("n.md", old, new, judged=True) is None
+    assert guard.judge("n.md", old, new, judged=True) is None
     assert guard.Alignment(old, new).paragraph_lost() is None
     for p, q in zip(old.split("\n\n"), new.split("\n\n"), strict=True):  # one piece at a time too
-        assert guard.fix_reason("n.md", p, q) is None
+        assert guard.judge_fix("n.md", p, q) is None
 
 
 def test_every_correct_fix_of_the_benchmark_passes():
     """The corpus's fix inputs with their introduced errors undone (SOURCES.md): whole, and
     paragraph by paragraph for the prose files (a paragraph cut out of a docstring is no
-    piece of Python to lex alone: see guard.fix_reason)."""
+    piece of Python to lex alone: see guard.judge_fix)."""
     tasks = [t for t in load_tasks() if t.command == "fix" and t.reference() is not None]
     assert len(tasks) >= 10
     for task in tasks:
         old, new = task.text(), task.reference()
-        assert old != new and guard.reason(task.file, old, new, judged=True) is None, task.id
+        assert old != new and guard.judge(task.file, old, new, judged=True) is None, task.id
         if not task.file.endswith(".py"):
             for p, q in zip(re.split(r"\n\s*\n", old), re.split(r"\n\s*\n", new), strict=True):
-                assert guard.fix_reason(task.file, p, q) is None, (task.id, p)
+                assert guard.judge_fix(task.file, p, q) is None, (task.id, p)
 
 
 def prose_pieces(size: int = 20) -> list[str]:
@@ -79,8 +79,8 @@ def test_a_paragraph_replaced_by_other_text_is_still_dropped():
     for i, piece in enumerate(pieces):
         for other in (pieces[(i + k) % len(pieces)] for k in range(1, 6)):
             old = f"A first paragraph that stays as it is.\n\n{piece}\n\nAnd a last one, kept too.\n"
-            found = guard.reason("a.md", old, old.replace(piece, other), judged=True)
-            assert found and found.startswith("a fix drops a paragraph ("), (piece, other)
+            found = guard.judge("a.md", old, old.replace(piece, other), judged=True)
+            assert found and found.reason.startswith("a fix drops a paragraph ("), (piece, other)
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_a_fix_that_respells_every_word_changes_too_many():
     titled = re.sub(r"\b[a-z]", lambda m: m.group().upper(), ESSAY)
     words = guard.Alignment(ESSAY, titled)
     assert words.paragraph_lost() is None
-    assert guard.reason("essay.md", ESSAY, titled, judged=True).startswith("a fix changes ")
+    assert guard.judge("essay.md", ESSAY, titled, judged=True).reason.startswith("a fix changes ")
 
 
 # --- 2. markup a fix adds ------------------------------------------------------------------
@@ -171,12 +171,13 @@ DOC_FIXED = DOC.replace("acessed", "accessed").replace("anitem", "an item")
     ],
 )  # fmt: skip
 def test_markup_a_fix_adds_is_refused(name, old, new, why):
-    found = guard.reason(name, old, new, judged=True)
+    refusal = guard.judge(name, old, new, judged=True)
+    found = refusal.reason if refusal else None
     if why is None or why.startswith("a fix"):
         assert found == why
     else:
         assert found.startswith(f"a fix adds markup ({why}: "), found
-    assert guard.reason(name, old, new, judged=False) is None  # asked for, it is no fault
+    assert guard.judge(name, old, new, judged=False) is None  # asked for, it is no fault
 
 
 MARKED = """# Using `pedit`
@@ -199,21 +200,21 @@ Run **pedit fix** on a file; it fixes teh *prose* only:
 )
 def test_markup_kept_or_moved_is_no_change(new):
     assert guard.added_markup(MARKED, new) is None
-    assert guard.reason("notes.md", MARKED, new, judged=True) is None
+    assert guard.judge("notes.md", MARKED, new, judged=True) is None
 
 
 def test_quotes_apostrophes_and_code_are_not_markup():
     old = 'def f(*args, **kwargs):\n    # dont use __init__ here, its "wrong"\n    return a_b * 2\n'
     new = old.replace("dont", "don't").replace("its", "it's").replace('"wrong"', "'wrong'")
-    assert guard.reason("f.py", old, new, judged=True) is None
-    assert guard.reason("f.txt", old, new, judged=True) is None
+    assert guard.judge("f.py", old, new, judged=True) is None
+    assert guard.judge("f.txt", old, new, judged=True) is None
     code = "def f(cache_size=0):\n    # the cachesize argument, times 2\n    return cache_size * 2\n"
     named = code.replace("the cachesize", "the cache_size")  # the name spelled as the code does
-    assert guard.reason("f.py", code, named, judged=True) is None
+    assert guard.judge("f.py", code, named, judged=True) is None
 
 
 def test_a_docstring_fix_without_markup_passes():
-    assert guard.reason("shelf.py", DOC, DOC_FIXED, judged=True) is None
+    assert guard.judge("shelf.py", DOC, DOC_FIXED, judged=True) is None
 
 
 # --- 3. the fix checks, on their own ---------------------------------------------------------
@@ -238,17 +239,22 @@ CASES = [  # (name, old, new): fixes good and bad, files that parse and that do 
 
 @pytest.mark.parametrize(("name", "old", "new"), CASES)
 def test_reason_is_the_parse_check_then_the_fix_checks(name, old, new):
-    parse = guard.parse_error(name, old, new)
-    assert guard.reason(name, old, new, judged=True) == (parse or guard.fix_reason(name, old, new))
-    assert guard.reason(name, old, new, judged=False) == parse
-    assert guard.fix_reason(name, old, old) is None
+    found = guard.parse_error(name, old, new)
+    parse = guard.Refusal(reason=found) if found else None
+    assert guard.judge(name, old, new, judged=True) == (parse or guard.judge_fix(name, old, new))
+    assert guard.judge(name, old, new, judged=False) == parse
+    assert guard.judge_fix(name, old, old) is None
 
 
 def test_the_fix_checks_judge_a_piece_that_does_not_parse_alone():
     piece = "    return x  # teh value\n"  # a line of a function: not Python on its own
-    assert guard.fix_reason("a.py", piece, piece.replace("teh", "the")) is None
-    assert guard.fix_reason("a.py", piece, piece.replace("x  #", "y  #")).startswith("a fix changes code")
-    assert guard.fix_reason("a.py", piece, piece.replace("teh value", "`x`")).startswith("a fix adds markup")
+    assert guard.judge_fix("a.py", piece, piece.replace("teh", "the")) is None
+    assert guard.judge_fix("a.py", piece, piece.replace("x  #", "y  #")).reason.startswith(
+        "a fix changes code"
+    )
+    assert guard.judge_fix("a.py", piece, piece.replace("teh value", "`x`")).reason.startswith(
+        "a fix adds markup"
+    )
 
 
 @pytest.mark.parametrize("judged", [True, False])
@@ -257,7 +263,8 @@ def test_an_empty_answer_is_never_a_rewrite(judged):
     and `never` says no flag may write it; a file that was empty may stay so."""
     for new in ("", "\n", "  \n\n"):
         assert guard.never("Some text.\n", new) == "the answer is empty"
-        assert guard.reason("a.md", "Some text.\n", new, judged=judged) == "the answer is empty"
-        assert guard.reason("a.py", "x = 1\n", new, judged=judged) == "the answer is empty"
+        empty = guard.Refusal(reason="the answer is empty", forceable=False)
+        assert guard.judge("a.md", "Some text.\n", new, judged=judged) == empty
+        assert guard.judge("a.py", "x = 1\n", new, judged=judged) == empty
     assert guard.never("\n", "") is None and guard.never("", "") is None
     assert guard.never("Some text.\n", "Other text.\n") is None

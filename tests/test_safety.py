@@ -310,9 +310,9 @@ PROSE = (
     ],
 )
 def test_guard_on_prose(new, why):
-    found = guard.reason("notes.md", PROSE, new, judged=True)
-    assert (found is None) if why is None else found.startswith(why), found
-    assert guard.reason("notes.md", PROSE, new, judged=False) is None  # an edit may change anything
+    found = guard.judge("notes.md", PROSE, new, judged=True)
+    assert (found is None) if why is None else found.reason.startswith(why), found
+    assert guard.judge("notes.md", PROSE, new, judged=False) is None  # an edit may change anything
 
 
 def test_a_short_paragraph_whose_words_a_fix_corrects_would_change(tmp_path, answering):
@@ -330,8 +330,8 @@ def test_a_short_paragraph_whose_words_a_fix_corrects_would_change(tmp_path, ans
 def test_guard_on_size():
     text = "".join(f"{' ' * 32}line {i} of an indented list\n" for i in range(20))
     flat = text.replace(" " * 32, "")  # the same words, the layout gone
-    assert guard.reason("a.txt", text, flat, judged=True) == (
-        f"a fix shrinks the file from {len(text)} to {len(flat)} characters"
+    assert guard.judge("a.txt", text, flat, judged=True) == guard.Refusal(
+        reason=f"a fix shrinks the file from {len(text)} to {len(flat)} characters"
     )
 
 
@@ -340,12 +340,12 @@ def test_guard_on_code_allows_comments_and_strings_only():
         'def area(r):\n    # teh area of a circel\n    return 3.14 * r * r  # "pi"\n\nMSG = "Hello wrold"\n'
     )
     prose_fixed = code.replace("teh", "the").replace("circel", "circle").replace("wrold", "world")
-    assert guard.reason("geo.py", code, prose_fixed, judged=True) is None
+    assert guard.judge("geo.py", code, prose_fixed, judged=True) is None
     renamed = code.replace("area(r)", "area(radius)")
-    assert guard.reason("geo.py", code, renamed, judged=True) == (
-        "a fix changes code, not only comments and strings (line 1: 'r' -> 'radius')"
+    assert guard.judge("geo.py", code, renamed, judged=True) == guard.Refusal(
+        reason="a fix changes code, not only comments and strings (line 1: 'r' -> 'radius')"
     )
-    assert guard.reason("geo.py", code, renamed, judged=False) is None
+    assert guard.judge("geo.py", code, renamed, judged=False) is None
 
 
 @pytest.mark.parametrize(
@@ -358,9 +358,9 @@ def test_guard_on_code_allows_comments_and_strings_only():
     ],
 )
 def test_structured_files_must_still_parse(name, old, bad):
-    assert guard.reason(name, old, bad, judged=False).startswith("the rewrite is not valid ")
+    assert guard.judge(name, old, bad, judged=False).reason.startswith("the rewrite is not valid ")
     broken = "a: [1\n" if name.endswith(".yaml") else "not { valid"
-    assert guard.reason(name, broken, bad, judged=False) is None  # broken before: nothing to keep
+    assert guard.judge(name, broken, bad, judged=False) is None  # broken before: nothing to keep
 
 
 def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, answering, monkeypatch):

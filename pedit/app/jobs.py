@@ -222,7 +222,9 @@ class Job:
         if fin is None:
             raise RuntimeError("the decoder ended without a Finished event")
         if kind == "rewrite":
-            guard.incomplete(req.filename, req.text, fin, self.force)
+            refusal = guard.incomplete(req.text, fin)
+            if refusal and refusal.stands(self.force):
+                raise refusal.error(req.filename)
             if self.template.keeps_lines:  # a fix keeps the file's layout and its English
                 text = keep_line_breaks(req.text, fin.text)
                 text = dialect.keep_words(
@@ -269,9 +271,9 @@ class Job:
                 outs.append(piece)
                 continue
             out = fin.text if len(segments) == 1 else chunking.same_trailing_newlines(fin.text, piece)
-            why = self._piece_refused(name, segments, i, out) if judged else None
-            if why:
-                notes.append(f"{part}: kept as it was ({why})")
+            refusal = self._piece_refused(name, segments, i, out) if judged else None
+            if refusal:
+                notes.append(f"{part}: kept as it was ({refusal.reason})")
                 out = piece
             outs.append(out)
             stats.append(fin.stats)
@@ -281,17 +283,17 @@ class Job:
 
     def _piece_refused(
         self, name: str, segments: list[tuple[str, str | None]], i: int, out: str
-    ) -> str | None:
+    ) -> guard.Refusal | None:
         """A template whose pieces are judged (fix): why piece i's answer fails the guard's
         fix checks, so that piece stays as it was and the others are still fixed. Prose is
         judged piece by piece; a code file as the whole file with only that piece replaced
         (a piece cut out of a docstring does not lex alone)."""
         piece = segments[i][0]
         if PurePath(name).suffix.lower() in guard.PROSE:
-            return guard.fix_reason(name, piece, out)
+            return guard.judge_fix(name, piece, out)
         before = "".join(p for p, _ in segments)
         after = "".join(p for p, _ in segments[:i]) + out + "".join(p for p, _ in segments[i + 1 :])
-        return guard.fix_reason(name, before, after)
+        return guard.judge_fix(name, before, after)
 
     def summarize(self, text: str, name: str) -> Answering:
         parts = self.pieces(text, name, "summary")

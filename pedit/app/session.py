@@ -128,7 +128,8 @@ class Session:
             ) from None
         if finished is None:
             return
-        incomplete(self.filename or "the file", req.text, finished)  # never offered as a rewrite
+        if refusal := incomplete(req.text, finished):  # never offered as a rewrite
+            raise refusal.error(self.filename or "the file")
         took = first if first is not None else time.perf_counter() - t0
         result = TurnResult(
             instruction=instruction,

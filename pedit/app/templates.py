@@ -51,7 +51,7 @@ class Template:
     # its instruction is read as an intent (intent.py: rename, type hints, other) that tools
     # propose, grammars constrain and a check decides (refactor.py)
     intents: bool = False
-    # each piece's answer is judged by the guard's fix checks (guard.fix_reason); a piece
+    # each piece's answer is judged by the guard's fix checks (guard.judge_fix); a piece
     # that fails stays as it was and the others are still written (jobs.Job._piece_refused)
     judged: bool = False
     # its answer gets back the line breaks the model dropped (linebreaks.py) and a code

@@ -129,7 +129,8 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
         outcome = answer(variant.rewrite(job, source, task.file), show)
         output, verdict = outcome.text, outcome.check_dict()
         judged = job.template.judged
-        refused = guard.reason(task.file, source, output, judged=judged) if output != source else None
+        refusal = guard.judge(task.file, source, output, judged=judged) if output != source else None
+        refused = refusal.reason if refusal else None
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)
     seconds = time.perf_counter() - t0

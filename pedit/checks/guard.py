@@ -1,9 +1,11 @@
 """Is a rewrite safe to write? The checks every shell runs before it replaces a file.
 
 A model can answer with a different file: half of it, a paragraph twice, a fix that
-rewrites every sentence, code whose grammar "fix" renamed a variable. `reason(name, old,
-new, judged=...)` says why such a rewrite must not be written (None: it may be); the
-shells refuse with that one line unless the user forces it (RefusedError, exit 5).
+rewrites every sentence, code whose grammar "fix" renamed a variable. Every check returns
+a verdict: a Refusal (why, and whether --force may write it anyway) or None (it may be
+written). `judge(name, old, new, judged=...)` judges a rewrite, `judge_fix` one piece of
+a fix, `incomplete` one run's answer; the shells refuse with the Refusal's one line
+unless the user forces it (Refusal.error: RefusedError, exit 5).
 
 Every command: an empty answer (blank lines only) for a file with text is never a
 rewrite, and no flag writes it (`never`: --force does not override it); a file of a
@@ -11,7 +13,7 @@ structured format that parsed before must parse after (Python, JSON, TOML, YAML)
 answer that is only the start of the file (`cut_short`, checked per run by
 incomplete, chunks included) is not a rewrite.
 A judged template only (Template.judged: `fix`, an instruction to change little;
-`fix_reason`, which also judges one piece of a file, a chunk or a paragraph, on its own), also:
+`judge_fix`, which also judges one piece of a file, a chunk or a paragraph, on its own), also:
     paragraphs      every paragraph of old (blank-line separated, >= PARAGRAPH words) keeps
                     most of its words in new, kept or corrected (`corrected`: a close
                     spelling of the same word), and new has no paragraph old did not have
@@ -36,6 +38,7 @@ import json
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..errors import RefusedError
@@ -53,13 +56,32 @@ BLOCK = 2500  # word pairs searched for corrections in one replaced run (50 x 50
 PROSE = {".md", ".markdown", ".rst", ".txt", ".text", ".tex", ".html", ".htm", ""}
 
 
-def reason(name: str, old: str, new: str, *, judged: bool) -> str | None:
+@dataclass(frozen=True, kw_only=True)
+class Refusal:
+    """Why an answer must not be written, and whether --force may write it anyway."""
+
+    reason: str
+    forceable: bool = True
+
+    def stands(self, force: bool) -> bool:
+        """Is it refused, with --force given or not?"""
+        return not (force and self.forceable)
+
+    def error(self, name: str) -> RefusedError:
+        """The one line the shells say for the file `name` (exit 5)."""
+        hint = " (--force to write it anyway)" if self.forceable else ""
+        line = f"{name}: {self.reason}; nothing written{hint}"
+        return RefusedError(line, force=self.forceable, reason=self.reason)
+
+
+def judge(name: str, old: str, new: str, *, judged: bool) -> Refusal | None:
     """Why `new` must not replace `old` (the file `name`), or None; `judged`: the template
-    asks for the fix checks too (Template.judged)."""
-    found = never(old, new) or parse_error(name, old, new)
-    if found or not judged:
-        return found
-    return fix_reason(name, old, new)
+    asks for the fix checks too (Template.judged). An empty answer is not forceable."""
+    if empty := never(old, new):
+        return Refusal(reason=empty, forceable=False)
+    if found := parse_error(name, old, new):
+        return Refusal(reason=found)
+    return judge_fix(name, old, new) if judged else None
 
 
 def never(old: str, new: str) -> str | None:
@@ -71,7 +93,7 @@ def never(old: str, new: str) -> str | None:
     return None
 
 
-def fix_reason(name: str, old: str, new: str) -> str | None:
+def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     """Why `new` is not a fix of `old`, or None: the `fix` checks without the parse check,
     so that they also judge one piece of the file `name` (a chunk, a paragraph). A piece of
     a code file must be one its lexer reads alone: a paragraph cut out of a docstring (a
@@ -85,7 +107,7 @@ def fix_reason(name: str, old: str, new: str) -> str | None:
     if not found and not prose:
         found = _code_changed(name, old, new)
     found = found or added_markup(old, new, headings=prose)
-    return f"a fix {found}" if found else None
+    return Refusal(reason=f"a fix {found}") if found else None
 
 
 # --- structured formats -----------------------------------------------------------------
@@ -365,28 +387,20 @@ def reached_end(text: str, answer: str) -> bool:
     return bool(tail) and [x.rstrip() for x in answer.splitlines() if x.strip()][-END_LINES:] == tail
 
 
-def incomplete(name: str, text: str, fin: Finished, force: bool = False) -> None:
-    """Refuse an answer that is not a whole rewrite. Never written: one cut off by a limit,
-    and an empty one for a file that has text (closed at once, or stopped at once: see
-    guard.never). Written only with
-    `force`: one that ended without closing its fence before the file's end (the model
-    stopped early, or forgot the fence: pedit cannot tell; see reached_end), and one that
-    is only the start of the file (guard.cut_short)."""
+def incomplete(text: str, fin: Finished) -> Refusal | None:
+    """Why an answer is not a whole rewrite of `text`, or None. Not forceable: one cut off
+    by a limit, and an empty one for a file that has text (closed at once, or stopped at
+    once: see `never`). Forceable: one that ended without closing its fence before the
+    file's end (the model stopped early, or forgot the fence: pedit cannot tell; see
+    reached_end), and one that is only the start of the file (`cut_short`)."""
     stop, n = fin.stats.stop_reason, fin.stats.completion_tokens
-    forceable = True
     if stop in ("max_tokens", "context"):
-        why, forceable = (
-            f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)",
-            False,
-        )
-    elif never(text, fin.text):
-        why, forceable = "is empty", False
-    elif stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
+        why = f"was cut off after {n} tokens (by --max-tokens or the context window: raise them)"
+        return Refusal(reason=f"the model's answer {why}", forceable=False)
+    if never(text, fin.text):
+        return Refusal(reason="the model's answer is empty", forceable=False)
+    if stop != "fence" and not (stop == "eos" and reached_end(text, fin.text)):
         why = f"ended after {n} tokens without closing its code block (an incomplete rewrite)"
     else:
         why = cut_short(text, fin.text)
-    if why is None or (forceable and force):
-        return
-    why = f"the model's answer {why}"
-    hint = " (--force to write it anyway)" if forceable else ""
-    raise RefusedError(f"{name}: {why}; nothing written{hint}", force=forceable, reason=why)
+    return Refusal(reason=f"the model's answer {why}") if why else None

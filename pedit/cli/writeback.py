@@ -46,11 +46,11 @@ class Decision:
 def decide(judged: bool, source: fileio.Source, answer: str, force: bool) -> Decision:
     """The guard's decision on `answer` for `source`; `judged`: the template's (Template.judged)."""
     old, new = source.render(source.text), source.render(answer)
-    refused = guard.reason(source.name, source.text, answer, judged=judged) if new != old else None
-    forceable = not guard.never(source.text, answer)  # an empty answer: no flag writes it
+    refusal = guard.judge(source.name, source.text, answer, judged=judged) if new != old else None
+    forceable = refusal is None or refusal.forceable  # an empty answer: no flag writes it
     return Decision(
         source=source, answer=answer, old=old, new=new, diff=tuple(unified_diff(old, new, source.name)),
-        refused=refused, forceable=forceable, force=force and forceable,
+        refused=refusal.reason if refusal else None, forceable=forceable, force=force and forceable,
     )  # fmt: skip
 
 

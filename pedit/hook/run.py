@@ -17,7 +17,7 @@ need) rewrites only the blocks with staged changes when the file is in HEAD (und
 name for a rename) and the changes are a small part of it, else the whole file.
 
 Nothing unsafe is written or cached: an answer that is not a whole rewrite (guard.incomplete:
-cut off, no closing fence, empty) and a rewrite guard.reason refuses (a structured file
+cut off, no closing fence, empty) and a rewrite guard.judge refuses (a structured file
 that no longer parses; for `fix`, too much changed, a paragraph dropped, code changed),
 cached or new, leave the file as staged with a `not fixed` line, and the commit goes on:
 the staged text is not made worse (as on_budget = "pass"), and check mode does not count
@@ -222,9 +222,9 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         except RefusedError as exc:  # not a whole rewrite: nothing to write or cache
             out.say(f"not fixed {path}: {exc.reason}; left as staged")
             return
-    refused = guard.reason(path, source.text, new, judged=job.judged) if new != source.text else None
-    if refused:
-        out.say(f"not fixed {path}: the model's rewrite is refused: {refused}; left as staged")
+    refusal = guard.judge(path, source.text, new, judged=job.judged) if new != source.text else None
+    if refusal:
+        out.say(f"not fixed {path}: the model's rewrite is refused: {refusal.reason}; left as staged")
         return
     if fresh:
         cache.put(keyed(source.text), new)

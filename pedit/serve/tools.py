@@ -11,7 +11,7 @@
                                             (app/grammarcheck.draft)
     draft       = the prediction with the proposal in place of its file
     verdict     = the CLI's check of the answer: a refactor's intentcheck.check, a fix's
-                  guard.reason
+                  guard.judge
 
 A server changes the draft only: no keep-bias, no grammar, no tool's edit written in the
 model's place. The answer is plain decoding's whatever the draft (lossless), and a check
@@ -59,8 +59,9 @@ class Tooled:
         after = split(blocks[0] if len(blocks) == 1 else answer)[1]
         try:
             if self.intent is None:
-                why = guard.reason(self.filename, self.before, after, judged=True)  # a fix's checks
-                return {"check": "fix", "passed": why is None, **({"reason": why} if why else {})}
+                refusal = guard.judge(self.filename, self.before, after, judged=True)  # a fix's checks
+                why = {"reason": refusal.reason} if refusal else {}
+                return {"check": "fix", "passed": refusal is None, **why}
             return intentcheck.check(self.intent, self.filename, self.before, after, self.exact).to_dict()
         except Exception:  # a check that fails is no verdict, not a failed request
             log.exception("the %s check failed", self.tool)

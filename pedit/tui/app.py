@@ -293,12 +293,12 @@ class PeditApp(App[int]):
     def action_save(self) -> None:
         if self.session is None or self.running:
             return
-        never = guard.never(self.source.text, self.session.text)  # no flag saves an empty file
-        why = never or guard.reason(self.path.name, self.source.text, self.session.text, judged=False)
-        if why and (never or not self.force):
+        refusal = guard.judge(self.path.name, self.source.text, self.session.text, judged=False)
+        if refusal and refusal.stands(self.force):  # no flag saves an empty file
             self.notify(
-                f"{why} (start pedit with --force to save it anyway)", title="not saved", severity="error"
-            )
+                f"{refusal.reason} (start pedit with --force to save it anyway)", title="not saved",
+                severity="error",
+            )  # fmt: skip
             return
         try:
             with fileio.locked(self.path):  # and written only if still what was read
