@@ -77,6 +77,49 @@ def _new_context(L, model, *, n_ctx: int, n_batch: int, threads: int):
     return ctx
 
 
+def _tokenize(L, vocab, text: str, special: bool) -> list[int]:
+    data = text.encode("utf-8")
+    cap = len(data) + 16
+    while True:
+        buf = (L.llama_token * cap)()
+        n = L.llama_tokenize(vocab, data, len(data), buf, cap, False, special)
+        if n >= 0:
+            return list(buf[:n])
+        cap = -n
+
+
+def _piece(L, vocab, token: int, special: bool) -> bytes:
+    if token < 0:
+        return b""
+    buf = ctypes.create_string_buffer(64)
+    n = L.llama_token_to_piece(vocab, token, buf, len(buf), 0, special)
+    if n < 0:
+        buf = ctypes.create_string_buffer(-n)
+        n = L.llama_token_to_piece(vocab, token, buf, len(buf), 0, special)
+    return buf.raw[:n]
+
+
+def _chat_template(L, model, vocab) -> ChatTemplate:
+    """The GGUF's own chat template (ChatML when it has none), with its BOS and EOS text."""
+    template = L.llama_model_chat_template(model, None)
+    return ChatTemplate(
+        template.decode("utf-8") if template else CHATML,
+        bos_token=_piece(L, vocab, L.llama_vocab_bos(vocab), True).decode("utf-8", "replace"),
+        eos_token=_piece(L, vocab, L.llama_vocab_eos(vocab), True).decode("utf-8", "replace"),
+    )
+
+
+def _fill(batch, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+    """The batch: (token, position, sequence, logits wanted) per row."""
+    batch.n_tokens = len(entries)
+    for i, (tok, pos, seq, out) in enumerate(entries):
+        batch.token[i] = tok
+        batch.pos[i] = pos
+        batch.n_seq_id[i] = 1
+        batch.seq_id[i][0] = seq
+        batch.logits[i] = out
+
+
 class LlamaCppBackend:
     name = "llama.cpp"
 
@@ -123,38 +166,11 @@ class LlamaCppBackend:
         self.capabilities = Capabilities(rollback=True, device=device, branch=True, state=True)
         self.branches = BRANCHES
         self.eos_ids = frozenset(t for t in range(self.n_vocab) if L.llama_vocab_is_eog(vocab, t))
-        self._chat = self._chat_template()
-
-    def _chat_template(self) -> ChatTemplate:
-        """The GGUF's own chat template (ChatML when it has none), with its BOS and EOS text."""
-        L, vocab = self._L, self._vocab
-        template = L.llama_model_chat_template(self._model, None)
-        return ChatTemplate(
-            template.decode("utf-8") if template else CHATML,
-            bos_token=self._piece(L.llama_vocab_bos(vocab), special=True).decode("utf-8", "replace"),
-            eos_token=self._piece(L.llama_vocab_eos(vocab), special=True).decode("utf-8", "replace"),
-        )
+        self._chat = _chat_template(L, model, vocab)
 
     # --- text ---------------------------------------------------------------------------
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
-        data = text.encode("utf-8")
-        cap = len(data) + 16
-        while True:
-            buf = (self._L.llama_token * cap)()
-            n = self._L.llama_tokenize(self._vocab, data, len(data), buf, cap, False, special)
-            if n >= 0:
-                return list(buf[:n])
-            cap = -n
-
-    def _piece(self, token: int, *, special: bool) -> bytes:
-        if token < 0:
-            return b""
-        buf = ctypes.create_string_buffer(64)
-        n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
-        if n < 0:
-            buf = ctypes.create_string_buffer(-n)
-            n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, special)
-        return buf.raw[:n]
+        return _tokenize(self._L, self._vocab, text, special)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
@@ -162,7 +178,7 @@ class LlamaCppBackend:
     def token_bytes(self, token: int) -> bytes:
         piece = self._pieces.get(token)
         if piece is None:
-            piece = self._pieces[token] = self._piece(token, special=False)
+            piece = self._pieces[token] = _piece(self._L, self._vocab, token, False)
         return piece
 
     def detokenize(self, tokens: Sequence[int]) -> str:
@@ -233,8 +249,9 @@ class LlamaCppBackend:
         for s, (keep, _) in enumerate(group, 1):
             L.llama_memory_seq_cp(mem, 0, s, 0, keep)
         try:
-            self._fill([(tok, keep + i, s, True) for s, (keep, toks) in enumerate(group, 1)
-                        for i, tok in enumerate(toks)])  # fmt: skip
+            entries = [(tok, keep + i, s, True) for s, (keep, toks) in enumerate(group, 1)
+                       for i, tok in enumerate(toks)]  # fmt: skip
+            _fill(self._batch, entries)
             rc = L.llama_decode(self._ctx, self._batch)
             if rc != 0:
                 raise BackendError(f"llama_decode failed with code {rc} (reading branches)")
@@ -244,17 +261,6 @@ class LlamaCppBackend:
         finally:
             for s in range(1, len(group) + 1):
                 L.llama_memory_seq_rm(mem, s, -1, -1)
-
-    def _fill(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
-        """The batch: (token, position, sequence, logits wanted) per row."""
-        batch = self._batch
-        batch.n_tokens = len(entries)
-        for i, (tok, pos, seq, out) in enumerate(entries):
-            batch.token[i] = tok
-            batch.pos[i] = pos
-            batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = seq
-            batch.logits[i] = out
 
     def _decode(self, chunk: Sequence[int], first_out: int) -> None:
         """llama_decode `chunk` at n_past.. in sequence 0, with logits from index first_out on."""

@@ -341,12 +341,12 @@ def test_diff_output_is_never_rewrapped():
 
 
 def test_an_internal_error_is_one_line_and_exit_70(essay, monkeypatch):
-    from pedit.app import jobs
+    from pedit.app import wholefile
 
     def broken(*args, **kwargs):
         raise RuntimeError("something pedit did not expect")
 
-    monkeypatch.setattr(jobs.Job, "plain_rewrite", broken)
+    monkeypatch.setattr(wholefile, "rewrite", broken)
     result = invoke("fix", essay, "--check", *REF)
     assert result.exit_code == 70
     assert result.stderr.strip().splitlines()[-1] == (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from flat_options import engine_options
 
-from pedit.app import prefixcache
+from pedit.app import prefixcache, wholefile
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
@@ -37,7 +37,7 @@ def fix(backend, cache: bool, **kw):
         runs.append(evs[-1].stats)
         return evs[-1] if isinstance(evs[-1], Finished) else None
 
-    out = answer(job.plain_rewrite(TEXT, "essay.md"), render)
+    out = answer(wholefile.rewrite(job, TEXT, "essay.md"), render)
     return out.text, seen, runs
 
 
@@ -110,7 +110,7 @@ def test_the_cache_keeps_the_newest_files(tmp_path, monkeypatch):
         )
         b.truncate(0)
         with pytest.raises(RefusedError):  # cut off by max_tokens: the start was saved before
-            answer(job.plain_rewrite(TEXT, "essay.md"))
+            answer(wholefile.rewrite(job, TEXT, "essay.md"))
     assert len(files(tmp_path)) == 2
 
 
@@ -151,7 +151,7 @@ def test_a_file_is_read_the_same_way_whatever_ran_before(tmp_path, open_new, cac
     )
     other = Job(after, BUILTIN["fix"], None, options, chunk_tokens=12)
     with pytest.raises(RefusedError):  # a random model does not close its fence in 20 tokens
-        answer(other.plain_rewrite("Some other words here.\n", "essay.md"))
+        answer(wholefile.rewrite(other, "Some other words here.\n", "essay.md"))
     later = Reads(after)
     again, _, _ = fix(after, cache, spelling=False)
     assert again == alone

@@ -1,9 +1,9 @@
-"""One file through the engine: rewrite or summarize it, in chunks when it is too long.
+"""A file's job: a loaded backend, the template and the command's options, and one run of
+the engine on a piece of the file (`run_one`: its prompt, its cached start, the fix's
+scored swaps, the guard's check of a whole answer).
 
-A shell gives a `Job` a loaded backend, the template and the engine options. Its
-plain_rewrite and summarize are streams of every run's events (outcome.py) that the shell
-consumes (the live view, or nothing); their value is the new text (or the summary) and
-the figures of every run. refactor.rewrite is the rewrite of any template.
+wholefile.py runs a file in pieces (rewrite, summarize) and refactor.rewrite is every
+template's rewrite: each a stream of the runs' events that the shell consumes (outcome.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import PurePath
 
 from ..backends import AnyBackend
 from ..checks import guard
@@ -20,17 +19,16 @@ from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import Constraint, GrammarError, json_grammar
 from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt, build_summary_prompt
-from ..errors import RefusedError, UsageError
+from ..errors import UsageError
 from ..events import Event, Finished, Prefilled, Progress
 from ..models import cache_root
 from ..request import EditRequest
 from ..tools import dialect, fix
 from . import chunking, prefixcache
 from .calibration import identity
-from .codelayout import keep_code_layout
 from .linebreaks import keep_line_breaks
 from .options import EngineOptions
-from .outcome import Answering, Outcome, Started
+from .outcome import Started
 from .templates import Template
 
 SUMMARY_ROOM = 512  # tokens kept free for a summary's answer
@@ -232,90 +230,6 @@ class Job:
                 )
                 fin = replace(fin, text=text)
         return fin
-
-    def plain_rewrite(
-        self, text: str, name: str, spans: list[tuple[int, int]] | None = None, *, draft: str | None = None
-    ) -> Answering:
-        """The file, in runs of self.pieces() (one if it fits); or, given `spans` (character
-        ranges: the hook's changed blocks), only those, each told its lines, and the text
-        between them kept as it is. `draft`: a tool's proposal for the whole file, cut
-        into the same lines as the pieces (it must have as many lines as `text`; if not,
-        it drafts a file that goes in one run only)."""
-        if spans is None:
-            parts = self.pieces(text, name, "rewrite")
-            n = len(parts)
-            if n > 1 and self.constraint(text, name, "rewrite"):
-                raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
-                                 "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
-            segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
-        else:
-            segments = chunking.span_segments(text, spans)
-        drafts = chunking.cut_like(draft, [p for p, _ in segments]) if draft is not None else None
-        outs, stats, notes = [], [], []
-        # a template's pieces of a file cut in runs are judged one by one (the hook's changed
-        # blocks are not: it reports a block it could not fix, hook/run.py)
-        judged = self.template.judged and spans is None and len(segments) > 1
-        for i, (piece, part) in enumerate(segments):
-            if part is None:  # between two spans: kept
-                outs.append(piece)
-                continue
-            req = self.request(piece, name, part, drafts[i] if drafts else None)
-            whole = spans is None and len(segments) == 1
-            try:
-                label = f"{name} {part}".strip()
-                fin = yield from self.run_one(req, "rewrite", label, whole=whole, score=drafts is None)
-            except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
-                if not judged:
-                    raise
-                notes.append(f"{part}: kept as it was ({exc.reason})")
-                outs.append(piece)
-                continue
-            out = fin.text if len(segments) == 1 else chunking.same_trailing_newlines(fin.text, piece)
-            refusal = self._piece_refused(name, segments, i, out) if judged else None
-            if refusal:
-                notes.append(f"{part}: kept as it was ({refusal.reason})")
-                out = piece
-            outs.append(out)
-            stats.append(fin.stats)
-        out = "".join(outs)
-        return Outcome(keep_code_layout(name, text, out) if self.template.keeps_lines else out, stats,
-                       notes=notes)  # fmt: skip
-
-    def _piece_refused(
-        self, name: str, segments: list[tuple[str, str | None]], i: int, out: str
-    ) -> guard.Refusal | None:
-        """A template whose pieces are judged (fix): why piece i's answer fails the guard's
-        fix checks, so that piece stays as it was and the others are still fixed. Prose is
-        judged piece by piece; a code file as the whole file with only that piece replaced
-        (a piece cut out of a docstring does not lex alone)."""
-        piece = segments[i][0]
-        if PurePath(name).suffix.lower() in guard.PROSE:
-            return guard.judge_fix(name, piece, out)
-        before = "".join(p for p, _ in segments)
-        after = "".join(p for p, _ in segments[:i]) + out + "".join(p for p, _ in segments[i + 1 :])
-        return guard.judge_fix(name, before, after)
-
-    def summarize(self, text: str, name: str) -> Answering:
-        parts = self.pieces(text, name, "summary")
-        if len(parts) > 1 and self.options.edit.constraint is not None:
-            raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole answer "
-                             "(raise --n-ctx)")  # fmt: skip
-        if len(parts) == 1:
-            fin = yield from self.run_one(self.request(text, name), "summary", name)
-            if not fin.text.strip():  # nothing to print: the model (or a grammar) stopped at once
-                raise RefusedError(f"{name}: the model's answer is empty; nothing printed")
-            return Outcome(fin.text.strip() + "\n", [fin.stats])
-        notes, stats = [], []
-        for i, piece in enumerate(parts, 1):
-            part = f"part {i} of {len(parts)}"
-            fin = yield from self.run_one(self.request(piece, name, part), "summary", f"{name} {part}")
-            notes.append(f"Part {i}: {fin.text.strip()}\n")
-            stats.append(fin.stats)
-        combine = replace(self, instruction=None, template=replace(
-            self.template, instruction="Combine these summaries of the parts of one file into one summary.",
-        ))  # fmt: skip
-        final = yield from combine.summarize("\n".join(notes), f"summaries of {name}")
-        return Outcome(final.text, stats + final.stats)
 
 
 @dataclass(frozen=True)

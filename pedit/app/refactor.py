@@ -30,7 +30,7 @@
 The keep-bias and the grammar are the engine's (lossless: plain decoding of the same
 biased, masked distribution); this module only chooses them and reads the verdict.
 `rewrite` is every template's rewrite: this loop for a template that reads intents, else
-Job.plain_rewrite.
+wholefile.rewrite.
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ from ..tools.hints import hints_grammar
 from ..tools.intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
 from ..tools.printlog import to_logging
 from ..tools.rename import RenameError, rename, supported
+from . import wholefile
 from .jobs import Job
+from .options import EngineOptions
 from .outcome import Answering, Outcome, Started, finish
 from .templates import BUILTIN
 
@@ -64,10 +66,10 @@ EARLY = True  # rename answers checked as they are written (tests compare with F
 
 def rewrite(job: Job, text: str, name: str, spans: list[tuple[int, int]] | None = None) -> Answering:
     """The file rewritten: a template that reads intents (refactor) through the tools, the
-    model and the intent's check (`run`); any other, or only `spans`, as Job.plain_rewrite."""
+    model and the intent's check (`run`); any other, or only `spans`, as wholefile.rewrite."""
     if job.template.intents and job.options.tools.intents and spans is None:
         return run(job, text, name)
-    return job.plain_rewrite(text, name, spans)
+    return wholefile.rewrite(job, text, name, spans)
 
 
 def read(instruction: str | None, job: Job | None = None) -> tuple[Intent, Stats | None]:
@@ -142,15 +144,7 @@ def run(job: Job, text: str, name: str) -> Answering:
     found, asked = read(job.instruction, job)
     tool, grammar = proposal(found, text, name, job.instruction)
     given = job.options.keep_bias  # the user's --keep-bias wins over the tool's β
-    options = job.options
-    if (
-        grammar is not None
-        and options.edit.constraint is None
-        and len(job.pieces(text, name, "rewrite")) == 1
-    ):
-        options = replace(
-            options, edit=replace(options.edit, constraint=grammar)
-        )  # a grammar holds a file that goes in one run
+    options = _with_grammar(job, grammar, text, name)
     stats: list[Stats] = []  # every run's figures, a refused one's and a stopped one's too
     verdict, outcome = None, None
     early = _checked_early(job, found, tool, text, name)
@@ -165,7 +159,7 @@ def run(job: Job, text: str, name: str) -> Answering:
         if attempt > 1 and (tool is None or given is not None):
             break  # nothing would differ from the first try: the same draft, bias and grammar
         tried = replace(job, options=replace(options, keep_bias=beta))
-        stream, stopped = tried.plain_rewrite(text, name, draft=tool), list[Stopped]()
+        stream, stopped = wholefile.rewrite(tried, text, name, draft=tool), list[Stopped]()
         if early:
             stream = watched(stream, EarlyCheck(name, text, tool, found.renames).refuses, stopped)
         try:
@@ -197,6 +191,14 @@ def run(job: Job, text: str, name: str) -> Answering:
         return done(outcome, verdict, attempt)
     why = f"the refactor fails its {verdict.check} check: {verdict.reason}"
     raise RefusedError(f"{name}: {why}; nothing written (--force to write it anyway)", force=True, reason=why)
+
+
+def _with_grammar(job: Job, grammar: Constraint | None, text: str, name: str) -> EngineOptions:
+    """The job's options, under the tool's grammar when a file that goes in one run has one."""
+    o = job.options
+    if grammar is None or o.edit.constraint is not None or len(job.pieces(text, name, "rewrite")) > 1:
+        return o
+    return replace(o, edit=replace(o.edit, constraint=grammar))
 
 
 def _counted(stream: Answering, stats: list[Stats]) -> Generator[Event | Started, None, Outcome | None]:

@@ -32,17 +32,14 @@ A judged template only (Template.judged: `fix`, an instruction to change little;
 
 from __future__ import annotations
 
-import ast
 import difflib
-import json
 import re
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..errors import RefusedError
 from ..events import Finished
+from .parse import parse_error
 
 WORDS = 0.25  # a fix changes at most this share of the words...
 MIN_WORDS = 8  # ...once it changes more than this many
@@ -108,68 +105,6 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
         found = _code_changed(name, old, new)
     found = found or added_markup(old, new, headings=prose)
     return Refusal(reason=f"a fix {found}") if found else None
-
-
-# --- structured formats -----------------------------------------------------------------
-
-
-def _yaml(text: str) -> None:
-    import yaml
-
-    try:
-        for _ in yaml.safe_load_all(text):
-            pass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        raise ValueError(f"{where}{getattr(exc, 'problem', None) or exc}") from exc
-
-
-def _python(text: str) -> None:
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        raise ValueError(f"line {exc.lineno}: {exc.msg}") from exc
-
-
-def _json(text: str) -> None:
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"line {exc.lineno}: {exc.msg}") from exc
-
-
-def _toml(text: str) -> None:
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(str(exc)) from exc
-
-
-PARSERS: dict[str, tuple[str, Callable[[str], None]]] = {
-    ".py": ("Python", _python),
-    ".pyi": ("Python", _python),
-    ".json": ("JSON", _json),
-    ".toml": ("TOML", _toml),
-    ".yaml": ("YAML", _yaml),
-    ".yml": ("YAML", _yaml),
-}
-
-
-def parse_error(name: str, old: str, new: str) -> str | None:
-    """A structured file that parsed and whose rewrite does not."""
-    kind, parse = PARSERS.get(PurePath(name).suffix.lower(), (None, None))
-    if parse is None:
-        return None
-    try:
-        parse(old)
-    except (ValueError, RecursionError):
-        return None  # it did not parse before: nothing to keep
-    try:
-        parse(new)
-    except (ValueError, RecursionError) as exc:
-        return f"the rewrite is not valid {kind} ({exc})"
-    return None
 
 
 def cut_short(old: str, new: str) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..app import config, fileio
+from ..app import config, fileio, wholefile
 from ..app.jobs import Job
 from ..app.loading import load_with_cost
 from ..app.options import EngineOptions
@@ -238,7 +238,7 @@ class Run:
 
     def _answering(self, job: Job, source: fileio.Source) -> Answering:
         if self.summary:
-            return job.summarize(source.text, source.name)
+            return wholefile.summarize(job, source.text, source.name)
         return rewrite(job, source.text, source.name)
 
     def collect(self, job: Job, name: str, ran: Callable[[], Ran]) -> int:

@@ -93,7 +93,7 @@ class Rewriter:
             EngineOptions(edit=EditOptions(sampling=sampling, cost=loaded.cost))
         )
         # the hook judges a file whole and reports a run it could not use ("not fixed"), so
-        # its pieces are not kept one by one as the CLI's are (jobs.Job.plain_rewrite)
+        # its pieces are not kept one by one as the CLI's are (app/wholefile.rewrite)
         template = replace(templates(self.settings.templates)[rule.command], judged=False)
         job = Job(
             backend=loaded.backend, template=template, instruction=rule.instruction, options=options,

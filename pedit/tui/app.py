@@ -8,8 +8,6 @@ the session checks after every event, so the app never blocks on the model.
 
 from __future__ import annotations
 
-import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,19 +21,14 @@ from textual.worker import get_current_worker
 from ..app import calibration, fileio
 from ..app.loading import Loaded
 from ..app.options import EngineOptions
-from ..app.session import Session, SessionError, TurnResult
-from ..backends import BackendError
-from ..checks import guard
-from ..errors import PeditError
-from ..events import Progress, TextReceived, TokenGenerated, TokensAccepted
-from .messages import ModelReady, Streamed, TurnDone, TurnStopped
-from .screens import HelpScreen, ModelScreen, QuitScreen
+from ..app.session import Session, TurnResult
+from .actions import Actions
+from .loading import Loading
+from .messages import ModelReady, Streamed, TurnDone, TurnStopped, batched
 from .widgets import Document, figures, history_line
 
-BATCH_SECONDS = 0.05  # the worker posts streamed text at most this often
 
-
-class PeditApp(App[int]):
+class PeditApp(Actions, Loading, App[int]):
     """pedit FILE: iterate on one file, each accepted answer the draft of the next turn."""
 
     CSS_PATH = "app.tcss"
@@ -112,42 +105,6 @@ class PeditApp(App[int]):
 
     # --- the model -----------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="model")
-    def load_model(self, spec: str) -> None:
-        """Load in a worker thread; the app takes the model over in model_ready."""
-        try:
-            loaded = self.load(spec)
-        except Exception as exc:  # shown, and the app stays usable
-            self.post_message(ModelReady(spec, error=self._problem(exc)))
-            return
-        self.post_message(ModelReady(spec, loaded=loaded))
-
-    def _problem(self, exc: Exception) -> str:
-        """What a worker's failure says in one line. A user's error (a PeditError, a
-        SessionError, a backend's) is its message; anything else is a bug in pedit: its
-        traceback goes to the history log, where it can be read and reported."""
-        if isinstance(exc, PeditError | SessionError | BackendError):
-            return str(getattr(exc, "message", exc))
-        trace = "".join(traceback.format_exception(exc))
-        self.call_from_thread(self._log_bug, trace)  # widgets are the app thread's
-        return f"internal error: {type(exc).__name__}: {exc} (the traceback is in the log)"
-
-    def _log_bug(self, trace: str) -> None:
-        self.query_one("#history", RichLog).write(f"internal error (a bug in pedit):\n{trace}")
-
-    def _take_model(self, loaded: Loaded) -> None:
-        backend, cost = loaded.backend, loaded.cost
-        if self.session is None:
-            options = self.options if cost is None else self.options.costed(cost)
-            self.session = Session(
-                backend, self.source.text, self.path.name, options=options, system=self.system
-            )
-        else:
-            old = self.session.backend
-            calibration.keep(self.session.options.edit.cost)  # the old model's passes, for its next run
-            self.session.switch_backend(backend, cost)
-            old.close()
-
     @on(ModelReady)
     def model_ready(self, message: ModelReady) -> None:
         if message.error:
@@ -188,27 +145,9 @@ class PeditApp(App[int]):
         worker = get_current_worker()
         session = self.session
         assert session is not None
-        t0 = time.perf_counter()
-        batch: list[tuple[str, str]] = []
-        stats, tokens, last = None, 0, 0.0
         try:
-            for event in session.run(instruction, cancelled=lambda: worker.is_cancelled):
-                if isinstance(event, TokensAccepted):
-                    batch.append((event.text, event.source))
-                    tokens += len(event.tokens)
-                elif isinstance(event, TokenGenerated):
-                    batch.append((event.text, "generated"))
-                    tokens += 1
-                elif isinstance(event, TextReceived):  # a server's text
-                    batch.append((event.text, event.source or "remote"))
-                    tokens += 1
-                elif isinstance(event, Progress):
-                    stats = event.stats
-                now = time.perf_counter()
-                if now - last >= BATCH_SECONDS:
-                    self.post_message(Streamed(batch, stats, tokens, now - t0))
-                    batch, last = [], now
-            self.post_message(Streamed(batch, stats, tokens, time.perf_counter() - t0))
+            for message in batched(session.run(instruction, cancelled=lambda: worker.is_cancelled)):
+                self.post_message(message)
         except Exception as exc:
             self.post_message(TurnStopped(self._problem(exc), error=True))
             return
@@ -274,92 +213,6 @@ class PeditApp(App[int]):
 
     def refresh_figures(self, stats, tokens: int, elapsed: float) -> None:
         self.query_one("#figures", Static).update(figures(stats, tokens, elapsed, self.ttft, self.model))
-
-    # --- actions -------------------------------------------------------------------------
-
-    def action_cancel(self) -> None:
-        if self.running:
-            self.workers.cancel_group(self, "turn")
-            self.set_status("cancelling...")
-
-    def action_interrupt(self) -> None:
-        if self.running:
-            self.action_cancel()
-        elif isinstance(self.focused, Input):
-            self.focused.action_copy()
-        else:
-            self.notify("Ctrl+Q quits", timeout=2)
-
-    def action_save(self) -> None:
-        if self.session is None or self.running:
-            return
-        refusal = guard.judge(self.path.name, self.source.text, self.session.text, judged=False)
-        if refusal and refusal.stands(self.force):  # no flag saves an empty file
-            self.notify(
-                f"{refusal.reason} (start pedit with --force to save it anyway)", title="not saved",
-                severity="error",
-            )  # fmt: skip
-            return
-        try:
-            with fileio.locked(self.path):  # and written only if still what was read
-                self.source = fileio.write(self.source, self.session.text)
-        except PeditError as exc:
-            self.notify(exc.message, title="not saved", severity="error")
-            return
-        self.session.mark_saved()
-        self._title()
-        self.set_status(f"saved {self.path}")
-
-    def action_undo(self) -> None:
-        if self.session is not None and not self.running and self.session.undo():
-            self.document.show_file(self.session.text)
-            self._title()
-            self.set_status("undone")
-
-    def action_redo(self) -> None:
-        if self.session is not None and not self.running and self.session.redo():
-            self.document.show_file(self.session.text)
-            self._title()
-            self.set_status("redone")
-
-    def action_toggle_theme(self) -> None:
-        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
-        if self.session is not None and self.document.mode == "file":
-            self.document.show_file(self.session.text)
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
-    def action_switch_model(self) -> None:
-        if self.running:
-            return
-
-        def chosen(spec: str | None) -> None:
-            if spec and spec != self.model:
-                self.instruction.disabled = True
-                self.set_status(f"loading {spec}...")
-                self.load_model(spec)
-
-        self.push_screen(ModelScreen(self.model), chosen)
-
-    def action_request_quit(self) -> None:
-        if self.session is None or not self.session.unsaved:
-            self._quit()
-            return
-
-        def chosen(answer: str | None) -> None:
-            if answer == "save":
-                self.action_save()
-                if self.session is not None and not self.session.unsaved:
-                    self._quit()
-            elif answer == "quit":
-                self._quit()
-
-        self.push_screen(QuitScreen(), chosen)
-
-    def _quit(self) -> None:
-        self.workers.cancel_group(self, "turn")
-        self.exit(0)
 
     def on_unmount(self) -> None:
         # a generation still running (cancelled, between two passes) owns the backend until

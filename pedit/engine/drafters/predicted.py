@@ -67,6 +67,68 @@ def _wordy(b: bytes) -> bool:
     return b.isalnum() or b == b"_" or (len(b) == 1 and b[0] >= 0x80)
 
 
+class LearnedEdits:
+    """The substitutions learned from the model's own edits of the draft (old tokens -> new),
+    each applied only at word boundaries, and forgotten after FORGET_AFTER rejections."""
+
+    def __init__(self, draft: list[int], window: int, token_bytes: Callable[[int], bytes] | None):
+        self.draft, self.window, self._bytes = draft, window, token_bytes
+        self.rules: dict[tuple[int, ...], Rule] = {}
+        self._by_first: dict[int, list[tuple[int, ...]]] = {}
+        self._fallback: set[int] = set()  # draft positions where a learned draft was rejected
+
+    def learn(self, lost: tuple[int, int], run: tuple[int, int], out: Sequence[int]) -> None:
+        """A re-sync held: learn the substitution between the loss (draft, output index)
+        and the re-synced run's start."""
+        (d, o), (r, s) = lost, run
+        old, new = list(self.draft[d:r]), list(out[o:s])
+        while old and new and old[-1] == new[-1]:
+            old.pop(), new.pop()
+        lead = 0
+        while lead < min(len(old), len(new)) and old[lead] == new[lead]:
+            lead += 1
+        old, new = tuple(old[lead:]), tuple(new[lead:])
+        at = d + lead  # where `old` starts in the draft
+        if not old or not new:  # an insertion or a deletion: keyed on the word before it
+            key = self.draft[at - 1] if at > 0 else None
+            if key is None or len(old) + len(new) > MAX_OLD or not self._word_end(key):
+                return  # after a newline or a bracket it would be drafted everywhere
+            old, new = (key, *old), (key, *new)
+        if not (0 < len(old) <= MAX_OLD and 0 < len(new) <= MAX_NEW) or r - d > self.window:
+            return
+        if old not in self.rules:
+            self._by_first.setdefault(old[0], []).append(old)
+            self._by_first[old[0]].sort(key=len, reverse=True)  # the longest match first
+        self.rules[old] = Rule(old, new)
+
+    def rejected(self, rule: Rule, at: int) -> None:
+        self._fallback.add(at)
+        rule.rejected += 1
+        if rule.rejected >= FORGET_AFTER and self.rules.get(rule.old) is rule:
+            del self.rules[rule.old]
+            self._by_first[rule.old[0]].remove(rule.old)
+
+    def at(self, j: int) -> Rule | None:
+        """The learned rule whose `old` starts at draft position j at token boundaries."""
+        if not self.rules or j in self._fallback or j >= len(self.draft):
+            return None
+        for old in self._by_first.get(self.draft[j], ()):
+            if tuple(self.draft[j : j + len(old)]) == old and self._at_boundaries(j, j + len(old)):
+                return self.rules[old]
+        return None
+
+    def _word_end(self, token: int) -> bool:
+        return self._bytes is None or _wordy(self._bytes(token)[-1:])
+
+    def _at_boundaries(self, i: int, j: int) -> bool:
+        if self._bytes is None:
+            return True
+        first, last = self._bytes(self.draft[i])[:1], self._bytes(self.draft[j - 1])[-1:]
+        before = self._bytes(self.draft[i - 1])[-1:] if i > 0 else b""
+        after = self._bytes(self.draft[j])[:1] if j < len(self.draft) else b""
+        return not (_wordy(first) and _wordy(before)) and not (_wordy(last) and _wordy(after))
+
+
 class PredictedOutput:
     name = "predicted"
     # in sync: an unchanged stretch of the file is usually copied on; just re-synced after
@@ -106,13 +168,15 @@ class PredictedOutput:
         n = self.far_match
         for i in range(n - 1, len(self.draft)):
             self._grams.setdefault(tuple(self.draft[i - n + 1 : i + 1]), []).append(i)
-        self.learn, self._bytes = learn, token_bytes
-        self.rules: dict[tuple[int, ...], Rule] = {}
-        self._by_first: dict[int, list[tuple[int, ...]]] = {}
-        self._fallback: set[int] = set()  # draft positions where a learned draft was rejected
+        self.learn = learn
+        self.edits = LearnedEdits(self.draft, window, token_bytes)
         self._sub: tuple[int, Rule, int] | None = None  # a substitution being written: (at, rule, done)
         self._lost: tuple[int, int] | None = None  # (cursor, output index) where the sync was lost
         self._run: tuple[int, int] | None = None  # (draft, output index) where the re-sync run starts
+
+    @property
+    def rules(self) -> dict[tuple[int, ...], Rule]:
+        return self.edits.rules
 
     # --- following the output -------------------------------------------------------------
 
@@ -133,10 +197,10 @@ class PredictedOutput:
                     self._advance(at + len(rule.old), context)
                 return
             self._sub = None
-            self._rejected(rule, at)
+            self.edits.rejected(rule, at)
             self._lose(at, o - done)  # the edit made here starts where the substitution began
             return
-        rule = self._rule_at(self.cursor)
+        rule = self.edits.at(self.cursor)
         if rule is not None:
             if x == rule.new[0]:
                 if len(rule.new) == 1:
@@ -145,7 +209,7 @@ class PredictedOutput:
                 else:
                     self._sub = (self.cursor, rule, 1)
                 return
-            self._rejected(rule, self.cursor)  # then compared with the file's own tokens
+            self.edits.rejected(rule, self.cursor)  # then compared with the file's own tokens
         if self.cursor < len(self.draft) and self.draft[self.cursor] == x:
             self._advance(self.cursor + 1, context)
         else:
@@ -165,62 +229,12 @@ class PredictedOutput:
         if self._lost is None:  # a re-sync that was not confirmed keeps the first loss
             self._lost = (cursor, o)
 
-    def _rejected(self, rule: Rule, at: int) -> None:
-        self._fallback.add(at)
-        rule.rejected += 1
-        if rule.rejected >= FORGET_AFTER and self.rules.get(rule.old) is rule:
-            del self.rules[rule.old]
-            self._by_first[rule.old[0]].remove(rule.old)
-
-    # --- learning -------------------------------------------------------------------------
-
     def _confirmed(self, context: Sequence[int]) -> None:
         """The re-sync held: learn the substitution between the loss and the re-synced run."""
         lost, run = self._lost, self._run
         self._lost = self._run = None
-        if not self.learn or lost is None or run is None:
-            return
-        (d, o), (r, s) = lost, run
-        out = context[self.start :]
-        old, new = list(self.draft[d:r]), list(out[o:s])
-        while old and new and old[-1] == new[-1]:
-            old.pop(), new.pop()
-        lead = 0
-        while lead < min(len(old), len(new)) and old[lead] == new[lead]:
-            lead += 1
-        old, new = tuple(old[lead:]), tuple(new[lead:])
-        at = d + lead  # where `old` starts in the draft
-        if not old or not new:  # an insertion or a deletion: keyed on the word before it
-            key = self.draft[at - 1] if at > 0 else None
-            if key is None or len(old) + len(new) > MAX_OLD or not self._word_end(key):
-                return  # after a newline or a bracket it would be drafted everywhere
-            old, new = (key, *old), (key, *new)
-        if not (0 < len(old) <= MAX_OLD and 0 < len(new) <= MAX_NEW) or r - d > self.window:
-            return
-        if old not in self.rules:
-            self._by_first.setdefault(old[0], []).append(old)
-            self._by_first[old[0]].sort(key=len, reverse=True)  # the longest match first
-        self.rules[old] = Rule(old, new)
-
-    def _rule_at(self, j: int) -> Rule | None:
-        """The learned rule whose `old` starts at draft position j at token boundaries."""
-        if not self.rules or j in self._fallback or j >= len(self.draft):
-            return None
-        for old in self._by_first.get(self.draft[j], ()):
-            if tuple(self.draft[j : j + len(old)]) == old and self._at_boundaries(j, j + len(old)):
-                return self.rules[old]
-        return None
-
-    def _word_end(self, token: int) -> bool:
-        return self._bytes is None or _wordy(self._bytes(token)[-1:])
-
-    def _at_boundaries(self, i: int, j: int) -> bool:
-        if self._bytes is None:
-            return True
-        first, last = self._bytes(self.draft[i])[:1], self._bytes(self.draft[j - 1])[-1:]
-        before = self._bytes(self.draft[i - 1])[-1:] if i > 0 else b""
-        after = self._bytes(self.draft[j])[:1] if j < len(self.draft) else b""
-        return not (_wordy(first) and _wordy(before)) and not (_wordy(last) and _wordy(after))
+        if self.learn and lost is not None and run is not None:
+            self.edits.learn(lost, run, context[self.start :])
 
     # --- drafting -------------------------------------------------------------------------
 
@@ -282,10 +296,10 @@ class PredictedOutput:
         if self._sub is not None:
             at, rule, done = self._sub
             tokens, j, learned = list(rule.new[done:]), at + len(rule.old), True
-        if not self.rules:
+        if not self.edits.rules:
             return (tokens + self.draft[j : j + k])[:k], learned
         while len(tokens) < k and j < len(self.draft):
-            rule = self._rule_at(j) if self.learn else None
+            rule = self.edits.at(j) if self.learn else None
             if rule is None:
                 tokens.append(self.draft[j])
                 j += 1

@@ -1,0 +1,103 @@
+"""A whole file through a job, in runs of job.pieces(): rewritten (each piece of a judged
+template's file judged alone) or summarized (the parts' summaries combined). Each is a
+stream of the runs' events whose value is the Outcome (outcome.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import PurePath
+
+from ..checks import guard
+from ..errors import RefusedError, UsageError
+from . import chunking
+from .codelayout import keep_code_layout
+from .jobs import Job
+from .outcome import Answering, Outcome
+
+
+def rewrite(
+    job: Job, text: str, name: str, spans: list[tuple[int, int]] | None = None, *, draft: str | None = None
+) -> Answering:
+    """The file, in runs of job.pieces() (one if it fits); or, given `spans` (character
+    ranges: the hook's changed blocks), only those, each told its lines, and the text
+    between them kept as it is. `draft`: a tool's proposal for the whole file, cut
+    into the same lines as the pieces (it must have as many lines as `text`; if not,
+    it drafts a file that goes in one run only)."""
+    if spans is None:
+        parts = job.pieces(text, name, "rewrite")
+        n = len(parts)
+        if n > 1 and job.constraint(text, name, "rewrite"):
+            raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
+                             "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
+        segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
+    else:
+        segments = chunking.span_segments(text, spans)
+    drafts = chunking.cut_like(draft, [p for p, _ in segments]) if draft is not None else None
+    outs, stats, notes = [], [], []
+    # a template's pieces of a file cut in runs are judged one by one (the hook's changed
+    # blocks are not: it reports a block it could not fix, hook/run.py)
+    judged = job.template.judged and spans is None and len(segments) > 1
+    for i, (piece, part) in enumerate(segments):
+        if part is None:  # between two spans: kept
+            outs.append(piece)
+            continue
+        req = job.request(piece, name, part, drafts[i] if drafts else None)
+        whole = spans is None and len(segments) == 1
+        try:
+            label = f"{name} {part}".strip()
+            fin = yield from job.run_one(req, "rewrite", label, whole=whole, score=drafts is None)
+        except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
+            if not judged:
+                raise
+            notes.append(f"{part}: kept as it was ({exc.reason})")
+            outs.append(piece)
+            continue
+        out = fin.text if len(segments) == 1 else chunking.same_trailing_newlines(fin.text, piece)
+        refusal = _piece_refused(name, segments, i, out) if judged else None
+        if refusal:
+            notes.append(f"{part}: kept as it was ({refusal.reason})")
+            out = piece
+        outs.append(out)
+        stats.append(fin.stats)
+    out = "".join(outs)
+    out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
+    return Outcome(out, stats, notes=notes)
+
+
+def _piece_refused(
+    name: str, segments: list[tuple[str, str | None]], i: int, out: str
+) -> guard.Refusal | None:
+    """A template whose pieces are judged (fix): why piece i's answer fails the guard's
+    fix checks, so that piece stays as it was and the others are still fixed. Prose is
+    judged piece by piece; a code file as the whole file with only that piece replaced
+    (a piece cut out of a docstring does not lex alone)."""
+    piece = segments[i][0]
+    if PurePath(name).suffix.lower() in guard.PROSE:
+        return guard.judge_fix(name, piece, out)
+    before = "".join(p for p, _ in segments)
+    after = "".join(p for p, _ in segments[:i]) + out + "".join(p for p, _ in segments[i + 1 :])
+    return guard.judge_fix(name, before, after)
+
+
+def summarize(job: Job, text: str, name: str) -> Answering:
+    """The file's summary: in one run, or each part's summarized and the summaries combined."""
+    parts = job.pieces(text, name, "summary")
+    if len(parts) > 1 and job.options.edit.constraint is not None:
+        raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole answer "
+                         "(raise --n-ctx)")  # fmt: skip
+    if len(parts) == 1:
+        fin = yield from job.run_one(job.request(text, name), "summary", name)
+        if not fin.text.strip():  # nothing to print: the model (or a grammar) stopped at once
+            raise RefusedError(f"{name}: the model's answer is empty; nothing printed")
+        return Outcome(fin.text.strip() + "\n", [fin.stats])
+    notes, stats = [], []
+    for i, piece in enumerate(parts, 1):
+        part = f"part {i} of {len(parts)}"
+        fin = yield from job.run_one(job.request(piece, name, part), "summary", f"{name} {part}")
+        notes.append(f"Part {i}: {fin.text.strip()}\n")
+        stats.append(fin.stats)
+    combine = replace(job, instruction=None, template=replace(
+        job.template, instruction="Combine these summaries of the parts of one file into one summary.",
+    ))  # fmt: skip
+    final = yield from summarize(combine, "\n".join(notes), f"summaries of {name}")
+    return Outcome(final.text, stats + final.stats)

@@ -1,0 +1,109 @@
+"""What PeditApp's keys do (its BINDINGS): cancel, save, undo and redo, the theme, the help,
+another model, quit. A mixin of PeditApp: Textual finds an action by its method's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input
+
+from ..app import fileio
+from ..app.session import Session
+from ..checks import guard
+from ..errors import PeditError
+from .screens import HelpScreen, ModelScreen, QuitScreen
+
+
+class Actions:
+    """PeditApp's actions."""
+
+    path: Path
+    source: fileio.Source
+    session: Session | None
+    running: bool
+    force: bool
+    model: str
+
+    def action_cancel(self) -> None:
+        if self.running:
+            self.workers.cancel_group(self, "turn")
+            self.set_status("cancelling...")
+
+    def action_interrupt(self) -> None:
+        if self.running:
+            self.action_cancel()
+        elif isinstance(self.focused, Input):
+            self.focused.action_copy()
+        else:
+            self.notify("Ctrl+Q quits", timeout=2)
+
+    def action_save(self) -> None:
+        if self.session is None or self.running:
+            return
+        refusal = guard.judge(self.path.name, self.source.text, self.session.text, judged=False)
+        if refusal and refusal.stands(self.force):  # no flag saves an empty file
+            self.notify(
+                f"{refusal.reason} (start pedit with --force to save it anyway)", title="not saved",
+                severity="error",
+            )  # fmt: skip
+            return
+        try:
+            with fileio.locked(self.path):  # and written only if still what was read
+                self.source = fileio.write(self.source, self.session.text)
+        except PeditError as exc:
+            self.notify(exc.message, title="not saved", severity="error")
+            return
+        self.session.mark_saved()
+        self._title()
+        self.set_status(f"saved {self.path}")
+
+    def action_undo(self) -> None:
+        if self.session is not None and not self.running and self.session.undo():
+            self.document.show_file(self.session.text)
+            self._title()
+            self.set_status("undone")
+
+    def action_redo(self) -> None:
+        if self.session is not None and not self.running and self.session.redo():
+            self.document.show_file(self.session.text)
+            self._title()
+            self.set_status("redone")
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+        if self.session is not None and self.document.mode == "file":
+            self.document.show_file(self.session.text)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_switch_model(self) -> None:
+        if self.running:
+            return
+
+        def chosen(spec: str | None) -> None:
+            if spec and spec != self.model:
+                self.instruction.disabled = True
+                self.set_status(f"loading {spec}...")
+                self.load_model(spec)
+
+        self.push_screen(ModelScreen(self.model), chosen)
+
+    def action_request_quit(self) -> None:
+        if self.session is None or not self.session.unsaved:
+            self._quit()
+            return
+
+        def chosen(answer: str | None) -> None:
+            if answer == "save":
+                self.action_save()
+                if self.session is not None and not self.session.unsaved:
+                    self._quit()
+            elif answer == "quit":
+                self._quit()
+
+        self.push_screen(QuitScreen(), chosen)
+
+    def _quit(self) -> None:
+        self.workers.cancel_group(self, "turn")
+        self.exit(0)
