@@ -23,7 +23,7 @@ class Stats:
     speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
     coalesced_tokens: int = 0  # tokens a grammar forced, emitted without a forward pass of their own
     cached_tokens: int = 0  # prompt tokens found in the backend's cache, not read again
-    # Where the answer's time goes (issue 38):
+    # Where the answer's time goes:
     rows_read: int = 0  # rows the answer's passes read (not the prefill's): the model's own, drafts, forced
     passes_by_size: dict[int, int] = field(default_factory=dict)  # the answer's passes by the rows each read
     backend_seconds: float = 0.0  # of decode_seconds, inside the backend's eval (the rest: pedit's own work)

@@ -1,9 +1,9 @@
-"""The prior cost curve a first run starts from (pedit/app/prior_costs.json): the full
+"""The prior cost curve a first run starts from (pedit/machine/prior_costs.json): the full
 measurement (engine/costmodel.measure, every size of the grid and the growth over the
 context) of the default model on this machine, in units of t(1). A first run times t(1)
-on its own machine and takes the rest from this; its passes refine it (app/calibration.py).
+on its own machine and takes the rest from this; its passes refine it (machine/calibration.py).
 
-    python scripts/cost_prior.py [-m MODEL] [--out pedit/app/prior_costs.json] [--times 3]
+    python scripts/cost_prior.py [-m MODEL] [--out pedit/machine/prior_costs.json] [--times 3]
 
 Each time and growth is the median of --times full measurements (one measurement's growth
 g(1) moved from 0.8e-4 to 2.2e-4 t(1) per token from run to run on AMD EPYC).
@@ -18,9 +18,9 @@ import statistics
 from pathlib import Path
 
 from pedit import models
-from pedit.app.calibration import PRIOR, cpu_name
-from pedit.app.machine import usable_cpus
 from pedit.engine.costmodel import CostModel, measure
+from pedit.machine.calibration import PRIOR, cpu_name
+from pedit.machine.cpus import usable_cpus
 
 
 def main() -> None:

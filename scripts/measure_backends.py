@@ -31,11 +31,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pedit import models  # noqa: E402
-from pedit.app.calibration import cpu_name  # noqa: E402
-from pedit.app.machine import usable_cpus  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
 from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.engine.prompt import build_prompt  # noqa: E402
+from pedit.machine.calibration import cpu_name  # noqa: E402
+from pedit.machine.cpus import usable_cpus  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
 

@@ -12,9 +12,9 @@ import statistics
 import time
 
 from pedit import models
-from pedit.app.calibration import cpu_name
-from pedit.app.machine import usable_cpus
 from pedit.engine.costmodel import FILLER
+from pedit.machine.calibration import cpu_name
+from pedit.machine.cpus import usable_cpus
 
 
 def timed(backend, tokens, at: int, n: int, n_logits: int, repeats: int = 3) -> float:

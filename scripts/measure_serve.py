@@ -39,13 +39,13 @@ from pathlib import Path
 
 import openai
 
-from pedit.app.calibration import cpu_name
-from pedit.app.machine import usable_cpus
 from pedit.app.templates import templates
 from pedit.bench.cells import COPY_HEAVY  # prose, markdown, code
 from pedit.bench.corpus import CORPUS, load_tasks
 from pedit.bench.servers import client_for, flush, free_port, start, stop
 from pedit.engine.remote import remote_prompt
+from pedit.machine.calibration import cpu_name
+from pedit.machine.cpus import usable_cpus
 from pedit.request import EditRequest
 
 

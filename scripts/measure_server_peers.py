@@ -32,11 +32,11 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from pedit.app.calibration import cpu_name
-from pedit.app.machine import usable_cpus
 from pedit.bench import e2e
 from pedit.bench.corpus import load_tasks
 from pedit.bench.servers import BINARY, PEERS, measure, request_for
+from pedit.machine.calibration import cpu_name
+from pedit.machine.cpus import usable_cpus
 from pedit.models import DEFAULT_MODEL, prepare
 
 CONFIGS = ("pedit serve", *PEERS)

@@ -28,11 +28,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 from measure_backends import machine  # noqa: E402
 
 from pedit import models  # noqa: E402
-from pedit.app.calibration import measure_cost  # noqa: E402
 from pedit.app.jobs import EngineOptions  # noqa: E402
 from pedit.app.session import Session  # noqa: E402
 from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.events import TokenGenerated, TokensAccepted  # noqa: E402
+from pedit.machine.calibration import measure_cost  # noqa: E402
 
 FILE = REPO / "examples" / "essay.md"
 TURNS = [

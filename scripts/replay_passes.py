@@ -34,14 +34,14 @@ from pathlib import Path
 import numpy as np
 
 from pedit import models
-from pedit.app.calibration import cpu_name
-from pedit.app.machine import usable_cpus
 from pedit.bench import corpus
 from pedit.engine import edit, planner
 from pedit.engine.costmodel import CostModel
 from pedit.engine.drafters import compose
 from pedit.engine.prompt import build_prompt
 from pedit.events import Finished, drain
+from pedit.machine.calibration import cpu_name
+from pedit.machine.cpus import usable_cpus
 
 
 def record(tasks: str, out: Path) -> None:
@@ -85,9 +85,9 @@ def record(tasks: str, out: Path) -> None:
 def record_serve(tasks: str, out: Path) -> None:
     """`pedit serve`'s answers to the e2e benchmark's chat requests (bench/servers.py's
     request_for, with the file as `prediction`), as serve/run.py starts them, in this process."""
-    from pedit.app import calibration
     from pedit.bench import servers
     from pedit.engine import chat
+    from pedit.machine import calibration
     from pedit.serve import run, schema, tools
 
     backend = models.load(models.DEFAULT_MODEL)

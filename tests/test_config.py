@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pedit.app import config
-from pedit.app.machine import CPUS
 from pedit.cli.app import app, cli
 from pedit.errors import UsageError
 from pedit.hook import rules
+from pedit.machine.cpus import CPUS
 
 FIX = ("fix", "x.md", "-b", "reference", "--diff")
 

@@ -18,11 +18,11 @@ import pytest
 from disks import fill
 from typer.testing import CliRunner
 
-from pedit.app.calibration import cached
 from pedit.backends import open_backend
 from pedit.cli.app import app
 from pedit.engine.costmodel import CostModel
 from pedit.hook.cache import ResultCache
+from pedit.machine.calibration import cached
 
 FIX = ("fix", "x.md", "-b", "reference", "--diff")
 WRONG_SHAPES = [

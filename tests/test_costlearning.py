@@ -1,6 +1,6 @@
 """Issue 38 item 6: a first run times one token instead of the whole cost curve, starts
 from the prior curve in units of it, and every run's passes refine the curve for the
-next run (app/calibration.py, engine/costmodel.Passes). The output never depends on it."""
+next run (machine/calibration.py, engine/costmodel.Passes). The output never depends on it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_speculative_counts import EDITS, FILE
 
-from pedit.app import calibration
 from pedit.backends import open_backend
 from pedit.engine import costmodel
 from pedit.engine.costmodel import KEEP, SEEN, CostModel, Passes
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.prompt import build_prompt
+from pedit.machine import calibration
 from pedit.request import EditRequest
 from scripted import ScriptedBackend
 

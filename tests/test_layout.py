@@ -21,13 +21,27 @@ BELOW = {
     "models": {"backends"},
     "tools": {"engine", "backends"},  # the proposers: no shell, no app
     "checks": {"tools", "engine", "backends"},  # what decides: no shell, no app
-    "app": {"checks", "tools", "engine", "models", "backends"},
-    "ui": {"app", "checks", "tools", "engine", "models", "backends"},
-    "tui": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
-    "hook": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
-    "bench": {"ui", "app", "checks", "tools", "engine", "models", "backends"},
-    "serve": {"app", "checks", "tools", "engine", "models", "backends"},
-    "cli": {"tui", "hook", "bench", "serve", "ui", "app", "checks", "tools", "engine", "models", "backends"},
+    "machine": {"engine", "models", "backends"},  # this machine's CPUs and caches
+    "app": {"machine", "checks", "tools", "engine", "models", "backends"},
+    "ui": {"app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "tui": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "hook": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "bench": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "serve": {"app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "cli": {
+        "tui",
+        "hook",
+        "bench",
+        "serve",
+        "ui",
+        "app",
+        "machine",
+        "checks",
+        "tools",
+        "engine",
+        "models",
+        "backends",
+    },
 }
 
 

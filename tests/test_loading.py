@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from pedit import models
-from pedit.app import calibration, config, loading
+from pedit.app import config, loading
 from pedit.backends.base import Capabilities
 from pedit.backends.reference import ReferenceBackend
+from pedit.machine import calibration
 
 
 def settings(**given):

@@ -1,4 +1,4 @@
-"""The prompt's shared start kept on disk (pedit/app/prefixcache.py): a new process (a new
+"""The prompt's shared start kept on disk (pedit/machine/prefixcache.py): a new process (a new
 backend) loads it instead of reading it, and the answer is the same tokens as without the
 cache, on the reference backend and on llama.cpp (a tiny model); a damaged, truncated or
 foreign file is a miss that is read again and rewritten, never a crash or another answer."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from flat_options import engine_options
 
-from pedit.app import prefixcache, wholefile
+from pedit.app import wholefile
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
@@ -17,6 +17,7 @@ from pedit.engine.costmodel import CostModel
 from pedit.engine.options import EditOptions
 from pedit.errors import RefusedError
 from pedit.events import Finished, Prefilled
+from pedit.machine import prefixcache
 from pedit.models import cache_root
 from pedit.tools.options import ToolOptions
 from pedit.ui.runs import answer

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pedit.app.calibration import cached
 from pedit.engine.costmodel import CostModel
 from pedit.engine.drafters.compose import NO_DRAFT, Draft
 from pedit.engine.planner import Acceptance, CostPlanner, FixedPlanner
 from pedit.engine.sampling import Sampling
 from pedit.engine.verify import verify
+from pedit.machine.calibration import cached
 
 
 def one_hot_rows(tokens, vocab=10):

@@ -45,9 +45,9 @@ import platformdirs
 
 from ..engine.names import DRAFT_MAX, SPECULATE
 from ..errors import UsageError
+from ..machine.cpus import CPUS
 from ..models.registry import DEFAULT_MODEL
 from ..tools import dialect
-from .machine import CPUS
 from .options import EngineOptions
 from .templates import check_overrides
 

@@ -21,11 +21,12 @@ from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..errors import UsageError
 from ..events import Event, Finished, Prefilled, Progress
+from ..machine import prefixcache
+from ..machine.calibration import identity
 from ..models import cache_root
 from ..request import EditRequest
 from ..tools import dialect, fix
-from . import chunking, prefixcache
-from .calibration import identity
+from . import chunking
 from .linebreaks import keep_line_breaks
 from .options import EngineOptions
 from .outcome import Started

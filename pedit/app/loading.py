@@ -20,8 +20,8 @@ from .. import models
 from ..backends import AnyBackend, Backend
 from ..engine.costmodel import CostModel
 from ..engine.edit import local
+from ..machine import calibration
 from ..models.progress import NULL_REPORTER, Reporter
-from . import calibration
 from .config import Settings
 
 MEASURING = "timing the model (once per model and machine)"

@@ -26,8 +26,8 @@ from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import json_grammar
 from ..engine.prompt import REWRITE_SYSTEM
 from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, TokensAccepted
+from ..machine.calibration import measure_cost
 from ..request import EditRequest, Exchange
-from .calibration import measure_cost
 from .options import EngineOptions
 
 

@@ -90,7 +90,7 @@ _SECTION = re.compile(r"^## `([^`]+)`$", re.M)
 _ERROR = re.compile(r"^  - `(.+?)` \u2190 `(.+?)`(?: \(|$)", re.M)
 _KIND = re.compile(r"^  - `.+?` \u2190 `.+?`(?: \(([^:;)]+))?", re.M)
 # The kinds of error an introduced error is annotated with (SOURCES.md: "(kind: note)"), as
-# the quality report counts them apart: issue 39's list of the errors writers make.
+# the quality report counts them apart: the errors writers make.
 KINDS = (
     "spelling", "a/an", "article", "agreement", "verb form", "homophone", "doubled word",
     "preposition", "real word", "apostrophe", "capital", "punctuation",

@@ -68,7 +68,7 @@ class E2ERun:
     output: str
     exit_code: int
     reported: float | None = None  # the live line's speedup with the prompt (pedit's own figure)
-    # where the answer's time goes (--stats-json, issue 38)
+    # where the answer's time goes (--stats-json)
     tool_seconds: float = 0.0  # the tools' model reads (scoring, an intent), apart from the prompt
     backend_seconds: float = 0.0  # of decode_seconds, inside the model's eval
     reading_seconds: float | None = None  # the answer at this run's prompt-reading rate

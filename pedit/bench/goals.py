@@ -9,7 +9,7 @@ from .run import SAMPLING, BackendResult
 
 # The thresholds the issues set, in one place (the checks and their texts read them).
 GOALS = {
-    "limit_share": 0.75,  # copy-heavy decode speedup, as a share of the machine's limit (issue 15)
+    "limit_share": 0.75,  # copy-heavy decode speedup, as a share of the machine's limit
     "peer_decode": 1.5,  # copy-heavy decode speedup over the best peer's
     "peer_total": 1.4,  # end-to-end, over the best peer's
     "open_floor": 0.95,  # open-ended prompts: the slowest task against plain decoding

@@ -13,7 +13,7 @@ a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
 time), whether each run is told which part of the file it is (`partnote`: about 20
 prompt tokens a run; off by default), or the variety of English a fix keeps (`american`:
-always American, as before the file's own was detected). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+always American, whatever the file's). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """

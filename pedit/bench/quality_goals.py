@@ -1,7 +1,7 @@
 """The quality runs to figures and the goals: a Summary per configuration (over the `fix`
 tasks: mean score, recall and precision over all errors (micro: errors fixed / all errors),
 mean F0.5, files made worse, answers refused; over the refactor tasks: the share that passes
-every check; and the mean seconds per file), and issue 26's goals held against them.
+every check; and the mean seconds per file), and the goals held against them.
 Held-out tasks (not looked at while tuning) are summed apart as well."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from .quality_run import BASELINE, QualityRun
 
 DEMO = "md-essay-demo"  # the text of `make demo`
-GOALS = {  # issue 26's goals for the default configuration (and issue 13's for the best model)
+GOALS = {  # the goals for the default configuration (best_score: for the best model)
     "score": 0.7,
     "heldout": 0.6,
     "recall": 0.7,
@@ -20,7 +20,7 @@ GOALS = {  # issue 26's goals for the default configuration (and issue 13's for 
     "worse": 0,
     "refactor": 0.9,
     "best_score": 0.8,
-    # issue 39's, on the natural-error corpus's held-out files
+    # on the natural-error corpus's held-out files
     "natural_recall": 0.75,
     "natural_precision": 0.95,
     "kind_recall": 0.9,  # for KEY_KINDS
@@ -184,7 +184,7 @@ def by_kind(runs: list[QualityRun]) -> dict[str, tuple[int, int, int]]:
 
 
 def _natural_goals(runs: list[QualityRun], default: str, natural: set[str]) -> list[Row]:
-    """Issue 39's goals on the natural-error corpus's held-out files: recall, precision, no
+    """The goals on the natural-error corpus's held-out files: recall, precision, no
     file worse; recall per kind; and on every fix file, no word respelt as another variety
     of English spells it."""
     if not natural:

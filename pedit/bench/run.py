@@ -14,12 +14,12 @@ import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..app.calibration import cpu_name
-from ..app.machine import usable_cpus
 from ..engine.costmodel import CostModel, measure
 from ..engine.edit import EditOptions, edit_events
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.sampling import Sampling
+from ..machine.calibration import cpu_name
+from ..machine.cpus import usable_cpus
 from .corpus import Task
 from .peers import PEERS, PeerResult, open_peer
 

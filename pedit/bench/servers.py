@@ -22,9 +22,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..app.machine import usable_cpus
 from ..app.templates import templates
 from ..engine.remote import remote_prompt
+from ..machine.cpus import usable_cpus
 from ..models import DEFAULT_MODEL, cache_root
 from ..request import EditRequest
 from .corpus import CORPUS, Task

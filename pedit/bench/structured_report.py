@@ -1,7 +1,7 @@
 """The structured-output report (docs/structured-bench.md) from `pedit bench --structured`
 runs: per backend, valid answers, forward passes per output token, coalesced tokens and
 the time to the whole answer against plain constrained decoding and the peers; the goals
-of issue 16 held against them. Every number comes from the runs in the JSON beside it."""
+held against them. Every number comes from the runs in the JSON beside it."""
 
 from __future__ import annotations
 

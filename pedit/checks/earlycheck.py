@@ -1,5 +1,5 @@
 """Checks that decide early: the part of a rename's answer written so far already fails
-the check the whole answer would fail, so the model is stopped there (issue 38).
+the check the whole answer would fail, so the model is stopped there.
 
 A rename's answer is checked against the exact rename (intentcheck.check): its code must
 be the exact rename's, token for token (code_differs), and no line it changes may name

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..tools.intent import EXTRACT, FSTRINGS, HINTS, LOGGING, RENAME, Intent
+from ..tools.rename import RenameError, code_leaves
+from .annotated import annotated
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,8 +71,6 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
         kind = {HINTS: "hints", FSTRINGS: "fstrings", LOGGING: "logging", EXTRACT: "extract"}.get(intent.kind)
         return Verdict(check=kind or "parse", passed=False, reason=why)
     if intent.kind == HINTS:
-        from .annotated import annotated
-
         why = annotated(before, after)
         return Verdict(check="hints", passed=why is None, reason=why or "")
     what = {FSTRINGS: ("fstrings", _fstrings), LOGGING: ("logging", _logging), EXTRACT: ("extract", _extract)}
@@ -107,8 +107,6 @@ def code_tokens(filename: str, text: str) -> list[tuple[str, int]] | None:
     """(token, line) of the code outside strings and comments; None if it cannot be read."""
     if PurePath(filename).suffix.lower() in (".py", ".pyi"):
         return _python_tokens(text, _SKIP)
-    from ..tools.rename import RenameError, code_leaves
-
     try:
         return code_leaves(text, filename)
     except RenameError:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..app.machine import CPUS
+from ..machine.cpus import CPUS
 
 QUALITY_CONFIGS = ",".join(
     ["spellcheck", "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b+plain", "qwen2.5-coder-0.5b"]

@@ -8,8 +8,8 @@ import typer
 from rich.console import Console
 
 from ..app import config
-from ..app.machine import CPUS
 from ..app.templates import templates
+from ..machine.cpus import CPUS
 
 
 def config_command():

@@ -15,9 +15,9 @@ from typing import Annotated
 import click
 import typer
 
-from ..app.machine import CPUS
 from ..engine.names import DRAFTERS
 from ..errors import UsageError
+from ..machine.cpus import CPUS
 from ..tools.dialect import CHOICES
 
 OUTPUT, MODEL, DECODING, SPECULATION = "Output", "Model", "Decoding", "Speculation"

@@ -18,7 +18,7 @@ steps timed at seven contexts from c0 on; each further token of a pass attends o
 too: g1, fitted by least squares to wider passes timed again after `far` tokens). The
 full measurement takes about a minute with the 1.5B model on 2 cores (pedit bench runs
 it); a user's first command times t(1) alone and takes the rest from a prior curve, and
-the passes runs make refine it (Passes; pedit/app/calibration.py caches both per machine).
+the passes runs make refine it (Passes; pedit/machine/calibration.py caches both per machine).
 """
 
 from __future__ import annotations

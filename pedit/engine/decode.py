@@ -46,7 +46,7 @@ def hold(backend: Backend, stem: Sequence[int]) -> int:
     backend says it was read so (`first_read`), else read again; returns the tokens read.
     A real backend rounds a batch differently from another split of the same tokens, and
     a near-tie then goes the other way: a start read alone is what a fresh reading gives,
-    bit for bit, whatever ran before (the stems of app/jobs.py and app/prefixcache.py)."""
+    bit for bit, whatever ran before (the stems of app/jobs.py and machine/prefixcache.py)."""
     n = len(stem)
     if n and backend.first_read == n and list(backend.held[:n]) == list(stem):
         backend.truncate(n)

@@ -3,7 +3,7 @@
 llama-cpp-python compiles llama.cpp when it is installed, and a build can use instructions
 the machine will not run: `pip install .` without the Makefile's CMAKE_ARGS builds with
 -march=native, whose AMX kernels die of SIGSEGV on Intel Xeons at the first quantized
-matmul (issue 28, item 13). A signal kills Python with no word, so before pedit opens a
+matmul. A signal kills Python with no word, so before pedit opens a
 model on a build it has not seen, it runs the probe (probe.py: a tiny model quantized by
 the build and run through pedit's own backend, a fraction of a second) in a child
 process. A child killed by SIGSEGV, SIGILL or SIGBUS is ModelError (exit 3) with the

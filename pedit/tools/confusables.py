@@ -32,7 +32,7 @@ from functools import cache
 
 from ..engine import likelihood
 from .options import ARTICLES, REAL_WORDS
-from .spelling import prose_spans
+from .spelling import checker, prose_spans
 
 SETS = (
     "their there they're", "its it's", "your you're", "whose who's", "to too", "than then",
@@ -259,8 +259,6 @@ _CLOSED = frozenset(re.findall(r"\w+",
 
 @cache
 def _dictionary():
-    from .spelling import checker
-
     return checker()
 
 

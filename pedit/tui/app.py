@@ -18,10 +18,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from ..app import calibration, fileio
+from ..app import fileio
 from ..app.loading import Loaded
 from ..app.options import EngineOptions
 from ..app.session import Session, TurnResult
+from ..machine import calibration
 from .actions import Actions
 from .loading import Loading
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped, batched

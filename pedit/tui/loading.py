@@ -10,12 +10,13 @@ from pathlib import Path
 from textual import work
 from textual.widgets import RichLog
 
-from ..app import calibration, fileio
+from ..app import fileio
 from ..app.loading import Loaded
 from ..app.options import EngineOptions
 from ..app.session import Session, SessionError
 from ..backends import BackendError
 from ..errors import PeditError
+from ..machine import calibration
 from .messages import ModelReady
 
 

@@ -28,7 +28,7 @@ from .. import __version__, models
 from ..backends import Backend
 from ..engine.costmodel import KEEP, SEEN, CostModel, Passes, measure
 from ..models.cachefile import warn_stderr, write_cache_file
-from .machine import usable_cpus
+from .cpus import usable_cpus
 
 # 2: with the growth over the context; 3: llama.cpp's logits not copied; 4: passes of 128 and
 # 256 tokens; 5: t(1) and the prior, refined by real passes (older entries are measured again)
