@@ -57,6 +57,8 @@ def test_wheel_install(tmp_path):
         if "corpus" not in path.parts:
             assert path.relative_to(REPO).as_posix() in names
     assert "pedit/bench/corpus/tasks.toml" in names and "pedit/bench/corpus/walden.txt" in names
+    data = ("pedit/machine/prior_costs.json", "pedit/tools/harper_rules.json", "pedit/tui/app.tcss")
+    assert all(d in names for d in data), [d for d in data if d not in names]
     py = make_env(tmp_path / "env")
     pip_install(py, str(wheel))
     where = probe(py, tmp_path)

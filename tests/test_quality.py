@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -15,6 +16,7 @@ from pedit.bench.quality import change_kind, distance, score_fix, tokens
 from pedit.bench.quality_report import goals, markdown, summarize
 from pedit.bench.quality_run import Config, QualityRun, evaluate
 from pedit.cli.app import app
+from pedit.tools.options import ToolOptions
 from pedit.tools.spelling import prose_spans, spellcheck
 
 TASKS = {t.id: t for t in load_tasks()}
@@ -281,3 +283,15 @@ def test_a_change_of_layout_is_a_wrong_change():
     rewrapped = score_fix("one two\nthree four\n", "one two three\nfour\n", "one two\nthree four\n")
     assert rewrapped.collateral == 2 and rewrapped.kinds == {"layout": [0, 0, 2]}
     assert score_fix(src, ref, ref).collateral == 0
+
+
+def test_a_variant_is_the_options_it_changes():
+    """The default variant gives the default options; each lever changes its own field only."""
+    from pedit.app.options import EngineOptions
+    from pedit.bench.levers import VARIANTS, Variant
+
+    assert Variant().options() == EngineOptions()
+    assert Variant(harper=False).options() == replace(EngineOptions(), tools=ToolOptions(harper=False))
+    plain = VARIANTS["plain"].options()
+    assert plain.edit.speculate == "off" and plain.tools == ToolOptions()
+    assert Variant(keep_bias=0.0).options().keep_bias == 0.0

@@ -149,7 +149,7 @@ def run(job: Job, text: str, name: str) -> Answering:
     verdict, outcome = None, None
     early = _checked_early(job, found, tool, text, name)
 
-    def done(outcome, verdict, attempt, answer="model"):
+    def done(outcome: Outcome, verdict: Verdict, attempt: int, answer: str = "model") -> Outcome:
         runs = [_with_tools(stats[0], asked), *stats[1:]] if stats else stats
         return replace(outcome, stats=runs, verdict=verdict, tries=attempt, intent=found, answer=answer)
 

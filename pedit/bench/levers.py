@@ -24,10 +24,11 @@ import re
 from dataclasses import dataclass, fields, replace
 
 from ..app.jobs import Job
+from ..app.options import EngineOptions
 from ..app.outcome import Answering
 from ..app.refactor import rewrite
-from ..engine.options import SUGGEST_DELETIONS
-from ..tools.options import ARTICLES, REAL_WORDS, SURE
+from ..engine.options import SUGGEST_DELETIONS, EditOptions
+from ..tools.options import ARTICLES, REAL_WORDS, SURE, ToolOptions
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,19 @@ class Variant:
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
 
+    def options(self) -> EngineOptions:
+        """The command's options this variant gives: each of its fields on the part that has it."""
+
+        def mine(cls) -> dict:
+            return {
+                f.name: getattr(self, f.name)
+                for f in fields(cls)
+                if f.name in _FIELDS and f.name != "keep_bias"
+            }
+
+        return EngineOptions(edit=EditOptions(**mine(EditOptions)), tools=ToolOptions(**mine(ToolOptions)),
+                             keep_bias=self.keep_bias)  # fmt: skip
+
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
         return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
 
@@ -66,6 +80,7 @@ class Variant:
         return out
 
 
+_FIELDS = {f.name for f in fields(Variant)}
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(speculate="off"),
     "nospell": Variant(spelling=False),

@@ -15,14 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..app.jobs import Job
-from ..app.options import EngineOptions
 from ..app.templates import BUILTIN
 from ..checks import guard
 from ..engine.costmodel import measure
-from ..engine.options import EditOptions
 from ..errors import RefusedError
 from ..events import Event, Finished, drain
-from ..tools.options import ToolOptions
 from ..tools.spelling import spellcheck
 from ..ui.runs import answer
 from .checks import run_checks
@@ -102,18 +99,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
     template = BUILTIN[task.command]
-    options = EngineOptions(
-        edit=EditOptions(
-            speculate=variant.speculate, cost=cost, suggest_bias=variant.suggest_bias,
-            suggest_deletions=variant.suggest_deletions,
-        ),
-        tools=ToolOptions(
-            spelling=variant.spelling, harper=variant.harper, confusables=variant.confusables,
-            articles=variant.articles, real_words=variant.real_words, sure=variant.sure,
-            intents=variant.intents, retry=variant.retry, dialect=variant.dialect,
-        ),
-        keep_bias=variant.keep_bias,
-    )  # fmt: skip
+    options = variant.options().costed(cost)
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
     stats = []
