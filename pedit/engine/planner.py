@@ -150,11 +150,8 @@ class Planner(Protocol):
 
 
 BUCKET = 64  # context positions that share one table of prices
-# Labels whose next_s is bet on at its mean: the predicted output, whose drafts are the file
-# itself. Its labels change with its state (in sync, re-synced, learned), each with few
-# trials of its own, and caution there cost copy-heavy edits a third more passes
-# (bisect rename: 46 passes against 34). Prompt lookup and n-grams guess from the output's
-# own history, and are bet on cautiously.
+# The predicted output's next_s is bet on at its mean, not cautiously: caution cost
+# copy-heavy edits a third more passes (bisect rename: 46 against 34).
 TRUSTED = "predicted"
 
 

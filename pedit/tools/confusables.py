@@ -43,53 +43,26 @@ SETS = (
     "was were", "is are", "has have", "does do", "doesn't don't", "isn't aren't", "wasn't weren't",
 )  # fmt: skip
 THRESHOLD = 3.0  # nats: e^3 ≈ 20 times likelier
-# A swap scored above GUESS (and not above THRESHOLD) goes into the speculative draft alone
-# (EditRequest.guess): the model probably makes it, and a draft that has it is not rejected
-# there; the keep-bias does not lean on it, so the answer is the same. Chosen on the tuning
-# tasks by `scripts/confusables.py --guess` from what the default model's output did: the
-# 4 swaps scored from 2 to 3 nats were all made (AMD EPYC, 2026-11-26; all in essay.md),
-# the one from 1.5 to 2 was not; the held-out tasks scored none from 2 to 3.
+# Above GUESS, a swap goes into the speculative draft alone (EditRequest.guess: speed only);
+# the model made all 4 tuning swaps scored 2 to 3 nats (`scripts/confusables.py --guess`).
 GUESS = 2.0
 NUMBER = True  # a word's other number ("take" <-> "takes") is a candidate too
 NUMBER_PREFILTER = 0.0  # nats (Swap.prefilter)
-# A real-word error ("the preferred from" for "form", "release off" for "of"): every word's
-# neighbours at one edit that the dictionary knows and writers use (REAL_FREQUENCY: at
-# least this many uses in pyspellchecker's counts), read only where the model prefers the
-# neighbour by 4 nats at its first token (REAL_PREFILTER), and taken above REAL_THRESHOLD
-# (Mays, Damerau and Mercer's 1991 real-word corrector, with the model as its language
-# model). Measured by `scripts/confusables.py` (AMD EPYC, 2026-11-27) on the tuning tasks:
-# 7 right swaps from 6.3 to 19.2 nats ("went" -> "want", "from" -> "form", "lunch" ->
-# "launch", "on" -> "in", "every" -> "ever"), the wrong ones up to 5.9 ("is" -> "its"):
-# REAL_THRESHOLD keeps the confusion sets' margin of 2 nats over the highest wrong one
-# (5 of the 7 right).
+# Real-word errors ("from" for "form"): a word's frequent neighbours at one edit, read where
+# the model prefers them by 4 nats, taken above 8: the right ones scored 6.3 to 19.2 nats on
+# the tuning tasks, the wrong ones up to 5.9 (`scripts/confusables.py`; Mays et al. 1991).
 REAL_FREQUENCY = 20_000
 REAL_PREFILTER = -4.0  # nats (Swap.prefilter)
 REAL_THRESHOLD = 8.0  # nats
-# An article put in before a word that follows no determiner ("contains core classes" ->
-# "contains the core classes"): candidates too when ARTICLES (the report's `+articles`
-# lever, off by default), read only where the model, reading up to there, already prefers
-# the article by far, and taken above a threshold of their own. Measured by
-# `scripts/confusables.py` (AMD EPYC, 2026-11-26) on the tuning tasks: the right ones
-# scored 9.9, 8.4 and 1.8 nats, the wrong ones up to 5.5 (a model likes articles), so
-# ARTICLE_THRESHOLD is the middle of that gap; held out, it takes 1 right (7.2) and no
-# wrong one (the highest 3.4). An article taken out was tried too and dropped: right
-# ones scored 10.2 and 9.8, wrong ones 11.5, 11.3, 10.0 and 7.9 (the doubled "a a" is
-# Harper's).
-# nats (Swap.prefilter): read only where the article's first token is 4 nats likelier than
-# the word's; the right ones taken were 5.9 and 6.5 likelier on the tuning tasks, and a
-# window read costs a pass's rows (most of the wrong ones are 0 to 4 likelier)
+# A dropped article put back (ARTICLES): right ones scored 9.9 and 8.4 nats on the tuning
+# tasks, wrong ones up to 5.5, so the threshold is 7; read only where the article's first
+# token is 4 nats likelier, since each read costs a pass's rows (`scripts/confusables.py`).
 ARTICLE_PREFILTER = -4.0
 ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones score 2 to 5
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
-# A suggestion in the draft that the model's reading finds likelier by SURE_THRESHOLD nats
-# or more (a swap taken, or, scored too, one of Harper's): the keep-bias leans on it by
-# Template.sure_bias rather than the suggestions' β. In the rewrite, a model that copies
-# its input declines suggestions it scores far likelier when it reads them. Measured by
-# `scripts/confusables.py --sure` (AMD EPYC, 2026-11-27) against the default's outputs in
-# docs/quality.json: on the tuning tasks the draft's right suggestions the output did not
-# make scored 19.0 ("aloud" -> "allowed"), 18.4, 10.3 ("is is"), 10.0 ("Its" -> "It's"),
-# 8.0 and 2.0, and the highest wrong one 7.0 ("Barkers" -> "Barker"); SURE_THRESHOLD keeps
-# the confusion sets' margin of 2 nats over it (4 of the 6).
+# A suggestion the model's reading finds SURE_THRESHOLD nats likelier is leant on harder
+# (Template.sure_bias): right ones the output declined scored up to 19.0 on the tuning
+# tasks, the highest wrong one 7.0 (`scripts/confusables.py --sure`).
 SURE_THRESHOLD = 9.0  # nats
 
 ALTERNATIVES: dict[str, tuple[str, ...]] = {}
