@@ -309,12 +309,12 @@ _HOW = """## How it is scored
   β goes nowhere); `+nosure` without scoring Harper's suggestions by the model and
   leaning on every suggestion it reads as 9 nats likelier or more with a β of 10 rather
   than 4 (a model copying its input declines suggestions it scores far likelier);
-  `+notools` a refactor by the model alone, as before issue 26 (no intent read, no exact
+  `+notools` a refactor by the model alone (no intent read, no exact
   rename in the draft, no edit grammar, no check); `+noretry` one try, refused when its
   check fails (no second run, no exact rename written in its place); `+partnote` each
   run of a file cut in runs told which part it is (about 20 prompt tokens a run);
-  `+american` a fix that keeps American English whatever the file's variety (as before
-  the variety was detected: `--dialect american`);
+  `+american` a fix that keeps American English whatever the file's variety
+  (`--dialect american`);
   `+whole` the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
   tokens) at a time. Variants run in a separate group are timed in another process:
   compare their seconds with care.

@@ -10,7 +10,7 @@ from ..events import Event, TextReceived, TokenGenerated, TokensAccepted
 
 class StrippedStream:
     """A summary's text to stdout as it is generated, written as `text.strip() + "\\n"`
-    (what Job.summarize returns) reads: leading whitespace dropped, trailing whitespace
+    (what wholefile.summarize returns) reads: leading whitespace dropped, trailing whitespace
     held back until more text follows it."""
 
     def __init__(self, write: Callable[[str], object] | None = None):
