@@ -37,6 +37,7 @@ from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
 from pedit.models import load
+from pedit.models.progress import quietly
 from pedit.tools import confusables, fix
 from pedit.tools.options import ToolOptions
 
@@ -131,7 +132,7 @@ def windows(job: Job, sizes: list[int]) -> None:
 
 
 def main() -> None:
-    backend = load("qwen2.5-coder-1.5b")
+    backend = quietly(load("qwen2.5-coder-1.5b"))
     likelihood.PREFILTER = float("inf") if "--all" in sys.argv else likelihood.PREFILTER  # --all: none
     # the dropped articles and the real words are off by default: measured here
     job = Job(

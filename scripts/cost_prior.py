@@ -21,6 +21,7 @@ from pedit import models
 from pedit.engine.costmodel import CostModel, measure
 from pedit.machine.calibration import PRIOR, cpu_name
 from pedit.machine.cpus import usable_cpus
+from pedit.models.progress import quietly
 
 
 def main() -> None:
@@ -29,7 +30,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=PRIOR)
     ap.add_argument("--times", type=int, default=3, help="full measurements, their median taken")
     a = ap.parse_args()
-    backend = models.load(a.model, n_threads=usable_cpus())
+    backend = quietly(models.load(a.model, n_threads=usable_cpus()))
     model = median([measure(backend) for _ in range(max(1, a.times))])
     relative = model.scaled(1 / model.seconds[0])
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")

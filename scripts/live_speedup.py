@@ -24,6 +24,7 @@ from pedit.engine import decode  # noqa: E402
 from pedit.engine.costmodel import measure  # noqa: E402
 from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.events import drain  # noqa: E402
+from pedit.models.progress import quietly  # noqa: E402
 
 
 def main() -> None:
@@ -32,7 +33,7 @@ def main() -> None:
     ap.add_argument("--model", default=models.DEFAULT_MODEL)
     ap.add_argument("--backend", default="llama.cpp")
     args = ap.parse_args()
-    backend = models.load(args.model, args.backend, n_ctx=4096)
+    backend = quietly(models.load(args.model, args.backend, n_ctx=4096))
     t0 = time.perf_counter()
     cost = measure(backend)
     print(f"{args.model} on {args.backend}: calibration {time.perf_counter() - t0:.1f} s")

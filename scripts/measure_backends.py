@@ -37,6 +37,7 @@ from pedit.engine.prompt import build_prompt  # noqa: E402
 from pedit.machine.calibration import cpu_name  # noqa: E402
 from pedit.machine.cpus import usable_cpus  # noqa: E402
 from pedit.models.convert import convert_gguf  # noqa: E402
+from pedit.models.progress import quietly  # noqa: E402
 from pedit.request import EditRequest  # noqa: E402
 
 INSTRUCTION = "Fix the grammar and spelling."
@@ -100,9 +101,9 @@ def help_seconds(runs: int = 5) -> float:
 
 
 def conversion_seconds(model: str) -> float:
-    gguf = models.prepare(model, "llama.cpp").path
+    gguf = quietly(models.prepare(model, "llama.cpp")).path
     with tempfile.TemporaryDirectory(dir=models.cache_root()) as tmp:
-        return timed(lambda: convert_gguf(gguf, Path(tmp) / "converted"))[1]
+        return timed(lambda: quietly(convert_gguf(gguf, Path(tmp) / "converted")))[1]
 
 
 def report(rows: list[dict], help_s: float, convert_s: float | None, args, started: str) -> str:
@@ -152,7 +153,7 @@ def main() -> None:
     req = EditRequest((REPO / "examples" / "essay.md").read_text(), INSTRUCTION, "essay.md")
     rows = []
     for kind in args.backends.split(","):
-        prepared = models.prepare(args.model, kind)
+        prepared = quietly(models.prepare(args.model, kind))
         rows.append(measure(kind, prepared.path, req, args.decode, args.repeats))
         print(f"measured {kind}", file=sys.stderr)
     convert_s = conversion_seconds(args.model) if "transformers" in args.backends else None

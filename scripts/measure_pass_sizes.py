@@ -15,6 +15,7 @@ from pedit import models
 from pedit.engine.costmodel import FILLER
 from pedit.machine.calibration import cpu_name
 from pedit.machine.cpus import usable_cpus
+from pedit.models.progress import quietly
 
 
 def timed(backend, tokens, at: int, n: int, n_logits: int, repeats: int = 3) -> float:
@@ -35,7 +36,7 @@ def main() -> None:
     ap.add_argument("--at", type=int, default=800, help="tokens of context before each pass")
     ap.add_argument("--sizes", default="1,16,32,48,63,64,65,96,127,128,129,192,255,256,512")
     a = ap.parse_args()
-    backend = models.load(a.model)
+    backend = quietly(models.load(a.model))
     tokens = backend.tokenize(FILLER * 80)
     backend.eval(tokens[: a.at])
     print(f"{a.model} on llama.cpp, {cpu_name()}, {usable_cpus()} cores, after {a.at} tokens")

@@ -46,6 +46,7 @@ from pedit.bench.servers import client_for, flush, free_port, start, stop
 from pedit.engine.remote import remote_prompt
 from pedit.machine.calibration import cpu_name
 from pedit.machine.cpus import usable_cpus
+from pedit.models.progress import quietly
 from pedit.request import EditRequest
 
 
@@ -196,7 +197,7 @@ def main() -> None:
                                                       for _ in range(a.repeats)])} for r in reqs]  # fmt: skip
     finally:
         stop(server)
-    gguf = prepare(a.model, "llama.cpp").path
+    gguf = quietly(prepare(a.model, "llama.cpp")).path
     port = free_port()
     peer = start([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "qwen",
                   "--port", str(port), "--n_ctx", "8192", "--n_threads", str(usable_cpus()),

@@ -38,6 +38,7 @@ from pedit.bench.servers import BINARY, PEERS, measure, request_for
 from pedit.machine.calibration import cpu_name
 from pedit.machine.cpus import usable_cpus
 from pedit.models import DEFAULT_MODEL, prepare
+from pedit.models.progress import quietly
 
 CONFIGS = ("pedit serve", *PEERS)
 
@@ -58,7 +59,7 @@ def main() -> None:
         raise SystemExit(f"no llama-server at {a.llama_server}: run scripts/build_llama_server.sh")
     wanted = a.tasks.split(",")
     reqs = [request_for(t) for t in load_tasks() if t.id in wanted]
-    gguf = prepare(DEFAULT_MODEL, "llama.cpp").path
+    gguf = quietly(prepare(DEFAULT_MODEL, "llama.cpp")).path
     runs = []
     for i in range(a.repeats):
         for r in reqs:

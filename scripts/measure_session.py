@@ -33,6 +33,7 @@ from pedit.app.session import Session  # noqa: E402
 from pedit.engine.edit import EditOptions, edit_events  # noqa: E402
 from pedit.events import TokenGenerated, TokensAccepted  # noqa: E402
 from pedit.machine.calibration import measure_cost  # noqa: E402
+from pedit.models.progress import quietly  # noqa: E402
 
 FILE = REPO / "examples" / "essay.md"
 TURNS = [
@@ -55,8 +56,8 @@ def first_token_without_cache(backend, req, options: EngineOptions) -> float:
 
 
 def measure(kind: str, repeats: int) -> list[dict]:
-    backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)
-    cold_backend = models.load(models.DEFAULT_MODEL, kind, n_ctx=4096)  # the baseline's own cache
+    backend = quietly(models.load(models.DEFAULT_MODEL, kind, n_ctx=4096))
+    cold_backend = quietly(models.load(models.DEFAULT_MODEL, kind, n_ctx=4096))  # the baseline's own cache
     options = EngineOptions(edit=EditOptions(cost=measure_cost(backend)))
     rows: list[list[dict]] = [[] for _ in TURNS]
     text = FILE.read_text()

@@ -19,6 +19,7 @@ from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.prompt import build_prompt
 from pedit.engine.sampling import Sampling
 from pedit.events import drain
+from pedit.models.progress import quietly
 from pedit.tools.options import ToolOptions
 
 
@@ -27,7 +28,7 @@ def main() -> None:
     ap.add_argument("-m", "--model", default=models.DEFAULT_MODEL)
     ap.add_argument("--file", type=Path, default=Path("pedit/bench/corpus/walden.txt"))
     a = ap.parse_args()
-    backend = models.load(a.model)
+    backend = quietly(models.load(a.model))
     job = Job(backend, BUILTIN["fix"], None, EngineOptions(tools=ToolOptions(spelling=False)))
     prompt = build_prompt(backend, job.request(a.file.read_text(encoding="utf-8"), a.file.name)).tokens
     stem = len(job.stem(prompt, "rewrite"))

@@ -42,6 +42,7 @@ from pedit.engine.prompt import build_prompt
 from pedit.events import Finished, drain
 from pedit.machine.calibration import cpu_name
 from pedit.machine.cpus import usable_cpus
+from pedit.models.progress import quietly
 
 
 def record(tasks: str, out: Path) -> None:
@@ -90,7 +91,7 @@ def record_serve(tasks: str, out: Path) -> None:
     from pedit.machine import calibration
     from pedit.serve import run, schema, tools
 
-    backend = models.load(models.DEFAULT_MODEL)
+    backend = quietly(models.load(models.DEFAULT_MODEL))
     cost = calibration.measure_cost(backend)
     kept: list[dict] = []
     for task in corpus.select(corpus.load_tasks(), ids=tasks):
@@ -218,7 +219,7 @@ def _add(rows: list[dict]) -> dict:
 def replay(files: list[Path], out: Path | None) -> None:
     """Each file's answers with the planner and with the oracle; `out` (a .md): the report,
     and its figures beside it (.json), which render() turns back into the same text."""
-    real = models.load(models.DEFAULT_MODEL)
+    real = quietly(models.load(models.DEFAULT_MODEL))
     _watch_drafts()
     groups = []
     for f in files:

@@ -17,6 +17,7 @@ import pytest
 from pedit import models
 from pedit.errors import ExitCode, ModelError
 from pedit.models import buildcheck, probe
+from pedit.models.progress import quietly
 
 ROOT = Path(__file__).resolve().parent.parent
 PEDIT = Path(sys.executable).parent / "pedit"
@@ -39,23 +40,23 @@ def entries(cache: Path) -> list[Path]:
 def test_the_real_build_passes_once_and_is_remembered(isolated_dirs):
     outcomes: list = []
     where = models.cache_root() / "builds"
-    buildcheck.ensure_runs(where, run=counting(outcomes))
+    quietly(buildcheck.ensure_runs(where, run=counting(outcomes)))
     assert [o.returncode for o in outcomes] == [0]
     [entry] = entries(isolated_dirs / "cache")
     record = json.loads(entry.read_text())
     assert record["passed"] is True and record["cpu"] == buildcheck.cpu()
     assert any("libllama" in lib for lib in record["libraries"])
-    buildcheck.ensure_runs(where, run=counting(outcomes))  # a cache hit: no child
+    quietly(buildcheck.ensure_runs(where, run=counting(outcomes)))  # a cache hit: no child
     assert len(outcomes) == 1 and entries(isolated_dirs / "cache") == [entry]
 
 
 def test_loading_a_llama_cpp_model_checks_the_build_and_no_other_backend_does(
     isolated_dirs, tiny_gguf, tiny_hf
 ):
-    models.load(str(tiny_hf), "transformers", n_ctx=256).close()
-    models.load("x", "reference").close()
+    quietly(models.load(str(tiny_hf), "transformers", n_ctx=256)).close()
+    quietly(models.load("x", "reference")).close()
     assert entries(isolated_dirs / "cache") == []
-    models.load(str(tiny_gguf), "llama.cpp", n_ctx=256).close()
+    quietly(models.load(str(tiny_gguf), "llama.cpp", n_ctx=256)).close()
     assert len(entries(isolated_dirs / "cache")) == 1
 
 
@@ -67,8 +68,10 @@ def crashing(sig: int):
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGILL, signal.SIGBUS])
 def test_a_probe_that_dies_of_a_signal_is_a_model_error_with_the_rebuild_command(isolated_dirs, sig):
     with pytest.raises(ModelError) as err:
-        buildcheck.ensure_runs(
-            models.cache_root() / "builds", run=lambda: buildcheck.run_probe(crashing(sig))
+        quietly(
+            buildcheck.ensure_runs(
+                models.cache_root() / "builds", run=lambda: buildcheck.run_probe(crashing(sig))
+            )
         )
     message = err.value.message
     assert err.value.exit_code == ExitCode.MODEL == 3 and "\n" not in message
@@ -91,8 +94,10 @@ def test_a_probe_that_fails_otherwise_is_a_warning_and_is_checked_again(isolated
     warned: list[str] = []
     command = lambda folder: [sys.executable, "-c", code]  # noqa: E731
     for _ in range(2):
-        buildcheck.ensure_runs(
-            models.cache_root() / "builds", run=lambda: buildcheck.run_probe(command), warn=warned.append
+        quietly(
+            buildcheck.ensure_runs(
+                models.cache_root() / "builds", run=lambda: buildcheck.run_probe(command), warn=warned.append
+            )
         )
     assert warned == [f"the llama.cpp build check {said}; checked again next time"] * 2
     assert entries(isolated_dirs / "cache") == []
@@ -100,7 +105,7 @@ def test_a_probe_that_fails_otherwise_is_a_warning_and_is_checked_again(isolated
 
 def test_the_check_can_be_skipped(isolated_dirs, monkeypatch):
     monkeypatch.setenv("PEDIT_BUILD_CHECK", "off")
-    buildcheck.ensure_runs(models.cache_root() / "builds", run=lambda: pytest.fail("the probe ran"))
+    quietly(buildcheck.ensure_runs(models.cache_root() / "builds", run=lambda: pytest.fail("the probe ran")))
 
 
 def test_the_entry_follows_the_library_files(tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from pedit.app.codelayout import keep_code_layout
 from pedit.checks.guard import judge_fix
+from tiny import model_work
 
 SOURCE = '''def limit(n, d):
     """Retrun the the ratio."""
@@ -86,7 +87,7 @@ def test_the_cli_writes_the_file_s_code_and_english_with_the_answer_s_fixes(tmp_
         .replace("n//d", "n // d")
         .replace("q0+a*q1", "q0 + a * q1")
     )
-    monkeypatch.setattr(models, "load", lambda *a, **k: Answering(answer))
+    monkeypatch.setattr(models, "load", model_work(lambda: Answering(answer)))
     result = CliRunner().invoke(app, ["fix", str(code), "-y", "-b", "reference", "--speculate", "off"])
     assert result.exit_code == 0, result.stderr
     assert code.read_text() == SOURCE.replace("Retrun the the", "Return the")
@@ -94,7 +95,7 @@ def test_the_cli_writes_the_file_s_code_and_english_with_the_answer_s_fixes(tmp_
     notes = tmp_path / "notes.md"
     notes.write_text("The colour of teh centre was grey.\n")
     respelt = "The color of the center was gray.\n"
-    monkeypatch.setattr(models, "load", lambda *a, **k: Answering(respelt))
+    monkeypatch.setattr(models, "load", model_work(lambda: Answering(respelt)))
     result = CliRunner().invoke(app, ["fix", str(notes), "-y", "-b", "reference", "--speculate", "off"])
     assert result.exit_code == 0, result.stderr
     assert notes.read_text() == "The colour of the centre was grey.\n"

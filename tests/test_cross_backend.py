@@ -14,6 +14,7 @@ from pedit.backends import open_backend
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.events import Finished
 from pedit.models.convert import convert_gguf, converted_dir
+from pedit.models.progress import quietly
 from test_backends import TEXTS
 
 
@@ -59,8 +60,8 @@ def test_logits_agree(pair):
 
 
 def test_gguf_converted_for_transformers_is_the_same_model(tiny_hf, tiny_gguf, tmp_path):
-    out = convert_gguf(tiny_gguf, converted_dir(tiny_gguf, tmp_path))
-    assert (out / "config.json").is_file() and convert_gguf(tiny_gguf, out) == out  # cached
+    out = quietly(convert_gguf(tiny_gguf, converted_dir(tiny_gguf, tmp_path)))
+    assert (out / "config.json").is_file() and quietly(convert_gguf(tiny_gguf, out)) == out  # cached
     original, converted = open_backend("transformers", tiny_hf), open_backend("transformers", out)
     toks = original.tokenize(TEXTS[1])
     assert converted.tokenize(TEXTS[1]) == toks

@@ -28,6 +28,7 @@ from pedit.hook.cache import ResultCache
 from pedit.hook.rewriter import changed_spans
 from pedit.hook.rules import HookConfig, Rule, load, parse, with_overrides
 from pedit.hook.run import run_hook
+from tiny import model_work
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -446,7 +447,7 @@ def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
     sh("git", "add", "notes.md", cwd=repo)
     edit = NOTES + "\nA line the user saved while pedit ran.\n"
     model = Doctored(spell={"q": b"Q"}, meanwhile=lambda: notes.write_text(edit))  # a fix, always
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: model)
+    monkeypatch.setattr(models, "load", model_work(lambda: model))
     hook_config = HookConfig(restage=way == "restage")
     settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
     files = [str(notes)] if way == "pre-commit" else None
@@ -494,7 +495,7 @@ def test_a_cached_fix_the_guard_refuses_is_never_staged_or_written(tmp_path, mon
     sh("git", "add", name, cwd=repo)
     run, cache, key = direct(repo, tmp_path, way, name, ("*.md", "*.json"))
     cache.put(key(text), bad)  # as if the model had answered it
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: pytest.fail("the fix is cached"))
+    monkeypatch.setattr(models, "load", model_work(lambda: pytest.fail("the fix is cached")))
     out = run()
     (line,) = out.lines  # no diff in check mode: not a fix
     assert line.startswith(f"not fixed {name}: the model's rewrite is refused: {why}"), line
@@ -508,7 +509,7 @@ def test_a_new_fix_the_guard_refuses_is_not_cached_and_the_commit_goes_on(tmp_pa
     repo = make_repo(tmp_path / "r")
     (repo / "data.toml").write_text(text)
     sh("git", "add", "data.toml", cwd=repo)
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={"[": b"{"}))
+    monkeypatch.setattr(models, "load", model_work(lambda: Doctored(spell={"[": b"{"})))
     run, cache, key = direct(repo, tmp_path, "restage", "data.toml", ("*.toml",))
     out = run()
     (line,) = out.lines
@@ -525,7 +526,7 @@ def test_a_json_file_cannot_be_fixed_into_invalid_json(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "r")
     (repo / "data.json").write_text(text)
     sh("git", "add", "data.json", cwd=repo)
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={'"': b"'"}))
+    monkeypatch.setattr(models, "load", model_work(lambda: Doctored(spell={'"': b"'"})))
     run, cache, key = direct(repo, tmp_path, "restage", "data.json", ("*.json",))
     out = run()
     (line,) = out.lines
@@ -551,7 +552,7 @@ def test_an_incomplete_answer_is_not_fixed_and_the_commit_goes_on(tmp_path, monk
     repo = make_repo(tmp_path / "r")
     (repo / "notes.md").write_text(NOTES)
     sh("git", "add", "notes.md", cwd=repo)
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored(spell={"q": b"Q"}, stop_after=20))
+    monkeypatch.setattr(models, "load", model_work(lambda: Doctored(spell={"q": b"Q"}, stop_after=20)))
     run, cache, key = direct(repo, tmp_path, way, "notes.md")
     out = run()
     (line,) = out.lines
@@ -576,7 +577,7 @@ def test_a_git_add_made_while_the_model_runs_is_never_overwritten(tmp_path, monk
             notes.write_text(later)
         sh("git", "add", "notes.md", cwd=repo)
 
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: Doctored({"q": b"Q"}, meanwhile=meanwhile))
+    monkeypatch.setattr(models, "load", model_work(lambda: Doctored({"q": b"Q"}, meanwhile=meanwhile)))
     run, cache, key = direct(repo, tmp_path, "restage", "notes.md")
     out = run()
     assert out.lines == [

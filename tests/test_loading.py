@@ -11,6 +11,29 @@ from pedit.app import config, loading
 from pedit.backends.base import Capabilities
 from pedit.backends.reference import ReferenceBackend
 from pedit.machine import calibration
+from pedit.models.progress import Began, Ended, quietly
+
+
+def loads(backend, asked=None):
+    """A stand-in for models.load: model work whose value is `backend`."""
+
+    def load(*args, **kwargs):
+        if asked is not None:
+            asked.append((args, kwargs))
+        return backend
+        yield
+
+    return load
+
+
+def run(work):
+    """The work's value and its steps."""
+    steps = []
+    try:
+        while True:
+            steps.append(next(work))
+    except StopIteration as done:
+        return done.value, steps
 
 
 def settings(**given):
@@ -31,7 +54,7 @@ class Server:
 def test_a_local_model_has_its_cost_model_when_it_speculates(monkeypatch, speculate, measured):
     measuring = []
     monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: measuring.append(b) or "costs")
-    loaded = loading.load_with_cost(settings(speculate=speculate))
+    loaded = quietly(loading.load_with_cost(settings(speculate=speculate)))
     assert isinstance(loaded.backend, ReferenceBackend) and not loaded.remote and loaded.seconds >= 0
     assert loaded.cost == ("costs" if measured else None)
     assert measuring == ([loaded.backend] if measured else [])
@@ -39,10 +62,10 @@ def test_a_local_model_has_its_cost_model_when_it_speculates(monkeypatch, specul
 
 def test_a_server_is_remote_and_has_no_cost_model(monkeypatch):
     server, asked = Server(), []
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: asked.append((args, kwargs)) or server)
+    monkeypatch.setattr(models, "load", loads(server, asked))
     monkeypatch.setattr(calibration, "measure_cost", lambda *_, **__: pytest.fail("a server is not measured"))
     s = config.resolve({"backend": "openai", "base_url": "http://h:1/v1"}, env={}, project=None)
-    loaded = loading.load_with_cost(s, api_key="k", model="m")
+    loaded = quietly(loading.load_with_cost(s, api_key="k", model="m"))
     assert loaded.remote and loaded.cost is None and loaded.backend is server
     ((args, kwargs),) = asked
     assert args[:2] == ("m", "openai")
@@ -54,34 +77,28 @@ def test_a_server_is_remote_and_has_no_cost_model(monkeypatch):
 def test_a_measurement_that_fails_closes_the_backend(monkeypatch):
     server = Server()
     server.capabilities = Capabilities(rollback=True)  # local
-    monkeypatch.setattr(models, "load", lambda *args, **kwargs: server)
+    monkeypatch.setattr(models, "load", loads(server))
 
     def broken(*_, **__):
         raise OSError("no room")
 
     monkeypatch.setattr(calibration, "measure_cost", broken)
+    monkeypatch.setattr(calibration, "cached_cost", lambda backend: None)
     with pytest.raises(OSError):
-        loading.load_with_cost(settings())
+        quietly(loading.load_with_cost(settings()))
     assert server.closed
 
 
-def test_a_reporter_hears_a_measurement_but_not_a_cached_cost(monkeypatch):
+def test_a_measurement_is_a_task_but_a_cached_cost_is_not(monkeypatch):
     """The `timing the model` task only when the cache has no cost model."""
-    tasks = []
-
-    class Reporter:
-        def task(self, description, total=None, unit="bytes"):
-            tasks.append(description)
-            return models.NULL_REPORTER.task(description, total, unit)
-
-    monkeypatch.setattr(calibration, "quick", lambda backend: "measured")
-    monkeypatch.setattr(calibration, "cached", lambda b, i, d, measure_fn, **_: measure_fn(b))
-    assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "measured"
-    assert loading.MEASURING in tasks
-    tasks.clear()
-    monkeypatch.setattr(calibration, "cached", lambda *_, **__: "from the cache")
-    assert loading.load_with_cost(settings(), reporter=Reporter()).cost == "from the cache"
-    assert loading.MEASURING not in tasks
+    timing = Began(loading.MEASURING)
+    monkeypatch.setattr(calibration, "cached_cost", lambda backend: None)
+    monkeypatch.setattr(calibration, "measure_cost", lambda backend: "measured")
+    loaded, steps = run(loading.load_with_cost(settings()))
+    assert loaded.cost == "measured" and steps[-2:] == [timing, Ended()]
+    monkeypatch.setattr(calibration, "cached_cost", lambda backend: "from the cache")
+    loaded, steps = run(loading.load_with_cost(settings()))
+    assert loaded.cost == "from the cache" and timing not in steps
 
 
 def test_work_beside_the_load_runs_while_it_loads_and_is_done_before_the_timing(monkeypatch):
@@ -95,6 +112,7 @@ def test_work_beside_the_load_runs_while_it_loads_and_is_done_before_the_timing(
         assert started.wait(5), "the work beside did not start while the model loaded"
         order.append("loaded")
         return ReferenceBackend()
+        yield
 
     def beside():
         order.append(threading.current_thread() is threading.main_thread())
@@ -103,7 +121,7 @@ def test_work_beside_the_load_runs_while_it_loads_and_is_done_before_the_timing(
 
     monkeypatch.setattr(models, "load", slow_load)
     monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: order.append("timed") or "costs")
-    loading.load_with_cost(settings(), beside=beside)
+    quietly(loading.load_with_cost(settings(), beside=beside))
     assert order[0] is False and order.index("tools built") < order.index("timed")
     assert order.index("loaded") < order.index("timed")
 
@@ -113,4 +131,4 @@ def test_work_beside_the_load_that_fails_does_not_fail_the_load(monkeypatch):
         raise RuntimeError("harper is missing")
 
     monkeypatch.setattr(calibration, "measure_cost", lambda b, **_: "costs")
-    assert loading.load_with_cost(settings(), beside=broken).cost == "costs"
+    assert quietly(loading.load_with_cost(settings(), beside=broken)).cost == "costs"

@@ -7,10 +7,10 @@ chunk packages.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from pedit.app import config
 from pedit.cli.app import app
 from pedit.errors import ModelError, UsageError
 from pedit.models import assemble
+from pedit.models.progress import Advanced, Began, Ended, quietly
 from pedit.models.registry import REGISTRY, BundledModel, Part, parse_model
 
 
@@ -70,20 +71,15 @@ def leftovers(cache: Path) -> list[str]:
 def test_assemble_joins_in_order_and_verifies(fake_model, tmp_path):
     cache = tmp_path / "cache"
     assert assemble.status(fake_model, cache) == "installed"
-    seen = []
-
-    class Recorder:
-        from contextlib import contextmanager
-
-        @contextmanager
-        def task(self, description, total=None, unit="bytes"):
-            seen.append((description, total))
-            yield lambda done: seen.append(done)
-
-    path = assemble.assemble(fake_model, cache, Recorder())
+    work, seen = assemble.assemble(fake_model, cache), []
+    with contextlib.suppress(StopIteration):
+        while True:
+            seen.append(next(work))
+    path = assemble.target_path(fake_model, cache)
     assert path.read_bytes() == b"".join(CHUNKS)
     assert assemble.status(fake_model, cache) == "ready"
-    assert seen[0] == ("assembling fake", fake_model.size) and seen[-1] == fake_model.size
+    assert seen[0] == Began("assembling fake", fake_model.size)
+    assert seen[-2:] == [Advanced(fake_model.size), Ended()]
     assert leftovers(cache) == []
 
 
@@ -91,7 +87,7 @@ def test_checksum_mismatch_is_refused(fake_model, tmp_path):
     bad = BundledModel(**{**fake_model.__dict__, "sha256": "0" * 64})
     cache = tmp_path / "cache"
     with pytest.raises(ModelError, match="sha256 of the joined chunks"):
-        assemble.assemble(bad, cache)
+        quietly(assemble.assemble(bad, cache))
     assert not (cache / bad.filename).exists() and leftovers(cache) == []
     assert assemble.status(bad, cache) == "installed"
 
@@ -99,7 +95,7 @@ def test_checksum_mismatch_is_refused(fake_model, tmp_path):
 def test_size_mismatch_is_refused_before_writing(fake_model, tmp_path):
     bad = BundledModel(**{**fake_model.__dict__, "size": fake_model.size + 1})
     with pytest.raises(ModelError, match="add up to"):
-        assemble.assemble(bad, tmp_path / "cache")
+        quietly(assemble.assemble(bad, tmp_path / "cache"))
     assert not (tmp_path / "cache").exists()
 
 
@@ -108,7 +104,7 @@ def test_missing_chunk_says_how_to_install(fake_model, tmp_path):
     model = BundledModel(**{**fake_model.__dict__, "parts": fake_model.parts + (missing,)})
     assert assemble.status(model, tmp_path) == "missing"
     with pytest.raises(ModelError, match="not installed.*pedit models pull fake"):
-        assemble.assemble(model, tmp_path / "cache")
+        quietly(assemble.assemble(model, tmp_path / "cache"))
 
 
 def test_wrong_version_is_not_used(fake_model, tmp_path):
@@ -118,19 +114,17 @@ def test_wrong_version_is_not_used(fake_model, tmp_path):
 
 
 def test_interrupted_assembly_leaves_nothing(fake_model, tmp_path):
-    class Interrupting:
-        from contextlib import contextmanager
-
-        @contextmanager
-        def task(self, description, total=None, unit="bytes"):
-            def update(done):
-                raise KeyboardInterrupt
-
-            yield update
+    def interrupting(work):  # Ctrl-C while the progress is shown: the work is closed
+        try:
+            for step in work:
+                if isinstance(step, Advanced):
+                    raise KeyboardInterrupt
+        finally:
+            work.close()
 
     cache = tmp_path / "cache"
     with pytest.raises(KeyboardInterrupt):
-        assemble.assemble(fake_model, cache, Interrupting())
+        interrupting(assemble.assemble(fake_model, cache))
     assert list(cache.iterdir()) == []
 
 
@@ -155,15 +149,18 @@ def vouch(path: Path, digest: str) -> None:
 
 
 class Counting:
-    """A Reporter that counts the full-file hashes (`verifying NAME` tasks)."""
+    """Runs model work, counting its full-file hashes (`verifying NAME` tasks)."""
 
     def __init__(self):
         self.tasks = []
 
-    @contextmanager
-    def task(self, description, total=None, unit="bytes"):
-        self.tasks.append(description)
-        yield lambda done: None
+    def __call__(self, work):
+        try:
+            while True:
+                if isinstance(step := next(work), Began):
+                    self.tasks.append(step.description)
+        except StopIteration as done:
+            return done.value
 
     @property
     def hashes(self) -> int:
@@ -172,8 +169,8 @@ class Counting:
 
 def test_verify_drops_a_corrupted_file(fake_model, tmp_path):
     cache = tmp_path / "cache"
-    path = assemble.assemble(fake_model, cache)
-    assert assemble.verify(fake_model, cache)
+    path = quietly(assemble.assemble(fake_model, cache))
+    assert quietly(assemble.verify(fake_model, cache))
     data = bytearray(path.read_bytes())
     data[100] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -181,26 +178,26 @@ def test_verify_drops_a_corrupted_file(fake_model, tmp_path):
     assert (
         assemble.status(fake_model, cache) == "ready"
     )  # the record vouches for it: the cheap check cannot tell
-    assert not assemble.verify(fake_model, cache)  # the full hash can
+    assert not quietly(assemble.verify(fake_model, cache))  # the full hash can
     assert not path.exists() and assemble.status(fake_model, cache) == "installed"
 
 
 def test_a_changed_file_is_rehashed_and_corruption_found(fake_model):
-    path = models.bundled_path(fake_model)  # assembled in the (isolated) user cache
+    path = quietly(models.bundled_path(fake_model))  # assembled in the (isolated) user cache
     cache = path.parent
     damage(path, offset=100)
     counting = Counting()
-    state = assemble.check(fake_model, cache, counting)
+    state = counting(assemble.check(fake_model, cache))
     assert (state.status, state.problem, counting.hashes) == ("corrupt", "sha256 mismatch", 1)
     with pytest.raises(ModelError) as caught:
-        models.bundled_path(fake_model)
+        quietly(models.bundled_path(fake_model))
     assert caught.value.exit_code == 3
     assert caught.value.message == (
         f"model fake ({path}): corrupt (sha256 mismatch); repair it with `pedit models pull fake`"
     )
     assert path.exists()  # left for `pedit models pull` to replace: never silently rebuilt
     path.write_bytes(b"GGUF truncated")
-    state = assemble.check(fake_model, cache, counting)
+    state = counting(assemble.check(fake_model, cache))
     assert (state.status, state.problem) == ("corrupt", f"14 bytes, expected {fake_model.size:,}")
     assert counting.hashes == 1  # the size alone tells
 
@@ -208,23 +205,23 @@ def test_a_changed_file_is_rehashed_and_corruption_found(fake_model):
 def test_an_unchanged_file_is_not_rehashed(fake_model, tmp_path):
     cache = tmp_path / "cache"
     counting = Counting()
-    path = assemble.assemble(fake_model, cache, counting)  # hashed while written: no second pass
+    path = counting(assemble.assemble(fake_model, cache))  # hashed while written: no second pass
     record = path.with_name(path.name + ".verified.json")
     stamp = record.stat().st_mtime_ns
     for _ in range(3):
-        assert assemble.check(fake_model, cache, counting).status == "ready"
+        assert counting(assemble.check(fake_model, cache)).status == "ready"
     assert counting.hashes == 0 and record.stat().st_mtime_ns == stamp
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))  # touched, not changed
-    assert assemble.check(fake_model, cache, counting).status == "ready"
-    assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert counting(assemble.check(fake_model, cache)).status == "ready"
+    assert counting(assemble.check(fake_model, cache)).status == "ready"
     assert counting.hashes == 1  # once for the new mtime, then the new record holds
     for broken in ("{not json", "[]", json.dumps({"sha256": fake_model.sha256})):
         record.write_text(broken)  # an unreadable record means "not verified"
-        assert assemble.check(fake_model, cache, counting).status == "ready"
+        assert counting(assemble.check(fake_model, cache)).status == "ready"
     record.unlink()
     legacy = path.with_name(path.name + ".sha256")  # what pedit wrote before the record
     legacy.write_text(f"{fake_model.sha256}  {path.name}\n")
-    assert assemble.check(fake_model, cache, counting).status == "ready"
+    assert counting(assemble.check(fake_model, cache)).status == "ready"
     assert counting.hashes == 5 and json.loads(record.read_text())["sha256"] == fake_model.sha256
     assert not legacy.exists()
     assert leftovers(cache) == []  # the record is written through a temporary file
@@ -234,7 +231,7 @@ def test_pull_repairs_a_corrupt_file_of_the_right_size(fake_model, tmp_path, mon
     """Both ways a cached file goes bad: changed (the record sees it) and bit rot (it
     does not, but `pull` hashes the whole file anyway)."""
     monkeypatch.setitem(REGISTRY, "fake", fake_model)
-    path = models.bundled_path(fake_model)
+    path = quietly(models.bundled_path(fake_model))
     for vouched in (False, True):
         damage(path, offset=10)
         if vouched:
@@ -295,7 +292,7 @@ def test_a_corrupt_bundled_model_exits_3_and_pull_repairs_it(tiny_bundled, tmp_p
     assert "tiny is corrupt (sha256 mismatch); repair it with `pedit models pull tiny`" in listing.output
     assert pedit("models", "pull", "tiny").exit_code == 0
     assert path.read_bytes() == good and "ready" in row(pedit("models").output, "tiny")
-    models.load("tiny", "llama.cpp", n_ctx=256).close()
+    quietly(models.load("tiny", "llama.cpp", n_ctx=256)).close()
     assert essay.read_text() == "Their is a typo.\n"
 
 
@@ -362,7 +359,7 @@ def test_a_verification_record_that_cannot_be_written_is_one_warning(
         assert [line for line in result.stderr.splitlines() if "warning" in line] == [said]
         assert leftovers(path.parent) == [] and not path.with_name("tiny.gguf.verified.json").exists()
     assert result.stdout == f"{path}\n" and path.read_bytes() == tiny_gguf.read_bytes()
-    models.load("tiny", "llama.cpp", n_ctx=256).close()
+    quietly(models.load("tiny", "llama.cpp", n_ctx=256)).close()
 
 
 @pytest.mark.parametrize(
@@ -493,17 +490,17 @@ def test_backend_choice(tiny_hf, tiny_gguf):
 
 
 def test_transformers_on_a_gguf_converts_once_into_the_cache(tiny_gguf, isolated_dirs):
-    first = models.prepare(str(tiny_gguf), "transformers")
+    first = quietly(models.prepare(str(tiny_gguf), "transformers"))
     assert first.kind == "transformers" and (first.path / "config.json").is_file()
     assert first.path.is_relative_to(isolated_dirs / "cache" / "pedit" / "hf")
     mtime = (first.path / "config.json").stat().st_mtime_ns
-    assert models.prepare(str(tiny_gguf), "transformers").path == first.path
+    assert quietly(models.prepare(str(tiny_gguf), "transformers")).path == first.path
     assert (first.path / "config.json").stat().st_mtime_ns == mtime
 
 
 def test_hub_model_offline_is_a_clear_model_error():
     with pytest.raises(ModelError, match="cannot get someone/some-model from the Hugging Face Hub"):
-        models.prepare("someone/some-model")
+        quietly(models.prepare("someone/some-model"))
 
 
 def test_config_precedence(tmp_path):

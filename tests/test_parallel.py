@@ -15,6 +15,7 @@ from servers import Served
 from typer.testing import CliRunner
 
 from pedit.cli.app import app
+from pedit.models.progress import quietly
 
 pytestmark = pytest.mark.timeout(120)
 FILES = {  # name: (text, what the server's answer makes of it)
@@ -183,9 +184,9 @@ def test_the_hook_and_session_loader_reads_pedit_api_key_before_openai_api_key(s
     from pedit import models
 
     monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
-    models.load_remote("m", base_url=server.url).close()
+    quietly(models.load_remote("m", base_url=server.url)).close()
     monkeypatch.setenv("PEDIT_API_KEY", "pedit-key")
-    models.load_remote("m", base_url=server.url).close()
+    quietly(models.load_remote("m", base_url=server.url)).close()
     assert server.keys == ["Bearer openai-key", "Bearer pedit-key"]
 
 

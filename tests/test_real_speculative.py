@@ -20,6 +20,7 @@ from pedit import models
 from pedit.backends import open_backend
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.prompt import build_prompt
+from pedit.models.progress import quietly
 from pedit.request import EditRequest
 
 pytestmark = pytest.mark.slow
@@ -46,7 +47,7 @@ def backends(real_cache):
         if kind not in opened:
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("XDG_CACHE_HOME", str(real_cache))
-                prepared = models.prepare(SMALL, kind)
+                prepared = quietly(models.prepare(SMALL, kind))
             opened[kind] = open_backend(kind, prepared.path, n_ctx=4096)
         return opened[kind]
 

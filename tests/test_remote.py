@@ -21,6 +21,7 @@ from pedit.cli.app import cli as app
 from pedit.engine.costmodel import CostModel
 from pedit.engine.prompt import FenceStream
 from pedit.engine.remote import Preamble
+from pedit.models.progress import quietly
 from pedit.serve.app import ServeConfig, create_app
 
 ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
@@ -229,7 +230,7 @@ async def test_the_session_runs_its_turns_on_the_server_as_locally(served, tmp_p
     from pedit.tui.app import PeditApp
 
     there = config.resolve({"backend": "openai", "base_url": served.url}, project=None)
-    remote_load = lambda spec: load_with_cost(there, api_key="none", model=spec)  # noqa: E731
+    remote_load = lambda spec: quietly(load_with_cost(there, api_key="none", model=spec))  # noqa: E731
     answers = {}
     for where, load in (("remote", remote_load), ("local", lambda spec: Loaded(backend=ReferenceBackend()))):
         path = tmp_path / where / "notes.txt"

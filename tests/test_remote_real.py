@@ -34,7 +34,10 @@ def pedit(*args: str, cache: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def gguf(real_cache) -> Path:
-    code = "from pedit.models import prepare; print(prepare('qwen2.5-coder-0.5b', 'llama.cpp').path)"
+    code = (
+        "from pedit.models import prepare; from pedit.models.progress import quietly; "
+        "print(quietly(prepare('qwen2.5-coder-0.5b', 'llama.cpp')).path)"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env(real_cache), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return Path(out.stdout.strip())

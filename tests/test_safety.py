@@ -30,6 +30,7 @@ from pedit.checks import guard
 from pedit.cli.app import app
 from pedit.errors import ConflictError, UsageError
 from scripted import Answering
+from tiny import model_work
 
 REF = ("-b", "reference")
 PEDIT = [sys.executable, "-m", "pedit"]
@@ -51,7 +52,7 @@ def answering(monkeypatch):
 
     def use(answer: str, at_pass=None, fence: str = "```"):
         backend = Answering(answer, fence, at_pass)
-        monkeypatch.setattr(models, "load", lambda *a, **k: backend)
+        monkeypatch.setattr(models, "load", model_work(lambda: backend))
         return backend
 
     return use
@@ -493,7 +494,8 @@ sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_safety import Answering
 from pedit import models
 from pedit.cli.app import main
-models.load = lambda *a, **k: Answering({FIXED!r})
+from tiny import model_work
+models.load = model_work(lambda: Answering({FIXED!r}))
 real_fsync = os.fsync
 def fsync(fd):
     os.kill(os.getpid(), signal.SIGTERM)
@@ -520,7 +522,8 @@ from test_safety import Answering
 from pedit import models
 from pedit.app import atomic
 from pedit.cli.app import main
-models.load = lambda *a, **k: Answering({FIXED!r})
+from tiny import model_work
+models.load = model_work(lambda: Answering({FIXED!r}))
 real_replace, real_fsync_dir = os.replace, atomic._fsync_dir
 def replace(a, b):
     real_replace(a, b)

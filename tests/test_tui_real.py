@@ -18,6 +18,7 @@ from pedit.app.loading import load_with_cost
 from pedit.app.options import EngineOptions
 from pedit.engine.options import EditOptions
 from pedit.models import DEFAULT_MODEL
+from pedit.models.progress import quietly
 from pedit.tui.app import PeditApp
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ async def test_three_turns_with_the_small_model(default_model_env, tmp_path):
     path = tmp_path / "notes.md"
     path.write_text(NOTES)
     settings = config.resolve({"backend": "llama.cpp", "n_ctx": 4096}, project=None)
-    load = lambda spec: load_with_cost(settings, model=spec)  # noqa: E731
+    load = lambda spec: quietly(load_with_cost(settings, model=spec))  # noqa: E731
     app = PeditApp(
         path, load=load, model="qwen2.5-coder-0.5b", options=EngineOptions(edit=EditOptions(max_tokens=300))
     )

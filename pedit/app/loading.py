@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from .. import models
@@ -21,7 +21,7 @@ from ..backends import AnyBackend, Backend
 from ..engine.costmodel import CostModel
 from ..engine.edit import local
 from ..machine import calibration
-from ..models.progress import NULL_REPORTER, Reporter
+from ..models.progress import Began, Step, running, task
 from .config import Settings
 
 MEASURING = "timing the model (once per model and machine)"
@@ -44,21 +44,21 @@ class Loaded:
 def load_with_cost(
     settings: Settings,
     *,
-    reporter: Reporter | None = None,
     api_key: str | None = None,
     model: str | None = None,
     beside: Callable[[], object] | None = None,
-) -> Loaded:
+) -> Generator[Step, None, Loaded]:
     """`model` (default: the settings' model) on the settings' backend, with its cost model;
-    `reporter` shows the load and a measurement (not a cost the cache has), None: silent;
+    its steps (models/progress.py) are the load's and a measurement's (not a cost the
+    cache has), for the shell to show or drop (quietly);
     `api_key`: a server's (-b openai), else models.load_remote reads the environment;
     `beside`: work done in a thread while the model loads (llama.cpp's load holds no GIL),
     joined before the cost model is timed, so no timing shares the cores with it."""
     t0 = time.perf_counter()
     helper = _start(beside)
     try:
-        backend = models.load(
-            model or settings.model, settings.backend, reporter or NULL_REPORTER,
+        backend = yield from models.load(
+            model or settings.model, settings.backend,
             n_ctx=settings.n_ctx, n_threads=settings.threads, base_url=settings.base_url,
             api_key=api_key, timeout=settings.timeout, deadline=settings.deadline,
         )  # fmt: skip
@@ -68,7 +68,7 @@ def load_with_cost(
     seconds = time.perf_counter() - t0
     remote = not local(backend)  # the shells' "is it a server?", answered by the engine's one place
     try:
-        cost = _cost(backend, reporter) if settings.speculate != "off" and not remote else None
+        cost = (yield from _cost(backend)) if settings.speculate != "off" and not remote else None
     except BaseException:
         backend.close()
         raise
@@ -90,13 +90,9 @@ def _start(work: Callable[[], object] | None) -> threading.Thread | None:
     return thread
 
 
-def _cost(backend: Backend, reporter: Reporter | None) -> CostModel:
-    """The cached cost model, or one measured now (said by `reporter` only then)."""
-    if reporter is None:
-        return calibration.measure_cost(backend)
-
-    def measuring(b: Backend) -> CostModel:
-        with reporter.task(MEASURING, None):
-            return calibration.quick(b)
-
-    return calibration.measure_cost(backend, measure_fn=measuring)
+def _cost(backend: Backend) -> Generator[Step, None, CostModel]:
+    """The cached cost model, or one measured now (a task only then)."""
+    found = calibration.cached_cost(backend)
+    if found is not None:
+        return found
+    return (yield from task(Began(MEASURING, None), running(lambda: calibration.measure_cost(backend))))

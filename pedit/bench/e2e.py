@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import models
+from ..models.progress import quietly
 from . import servers
 from .corpus import Task
 
@@ -137,7 +138,7 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
 def _served(task: Task, config: str, repeat: int, env: dict[str, str] | None) -> E2ERun:
     """The task's chat request on a warm server started for it: the request's seconds alone,
     and the prompt's and the answer's as the server reports them (the rest is HTTP)."""
-    gguf = models.prepare(models.DEFAULT_MODEL, "llama.cpp").path
+    gguf = quietly(models.prepare(models.DEFAULT_MODEL, "llama.cpp")).path
     got = servers.measure(config, servers.request_for(task), servers.BINARY, gguf, env)
     said = got["answer_seconds"] is not None  # the server's own split of the request (else all answer)
     return E2ERun(
@@ -225,7 +226,7 @@ def _prompts(task_id: str, path: Path):
     from .corpus import load_tasks
 
     task = next(t for t in load_tasks() if t.id == task_id)
-    backend = models.load(models.DEFAULT_MODEL)
+    backend = quietly(models.load(models.DEFAULT_MODEL))
     job = Job(
         backend,
         BUILTIN[task.command],

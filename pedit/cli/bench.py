@@ -312,9 +312,9 @@ def _load(spec: str, kind: str, err, **sizes):
     n_threads. The one place bench loads a model (for app/loading.py's load_with_cost to
     take over)."""
     from .. import models
-    from ..ui.render import RichReporter
+    from ..ui.render import shown
 
-    return models.load(spec, kind, RichReporter(err), **sizes)
+    return shown(models.load(spec, kind, **sizes), err)
 
 
 def _now() -> str:

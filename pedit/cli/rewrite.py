@@ -32,7 +32,7 @@ from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
 from ..tools import grammarcheck
 from ..ui.live import LiveView
-from ..ui.render import RichReporter, stats_line
+from ..ui.render import shown, stats_line
 from ..ui.runs import Show, answer
 from ..ui.styles import legend
 from . import answers
@@ -133,7 +133,7 @@ def _run_files(flow: Run, names: list[str]) -> int:
     inv, settings, report = flow.inv, flow.inv.settings, flow.report
     tools = flow.template.spelling if inv.options.tools.spelling is None else inv.options.tools.spelling
     beside = grammarcheck.warm if tools and not settings.on_server else None  # fix's tools, built meanwhile
-    loaded = load_with_cost(settings, reporter=RichReporter(report.err), api_key=inv.api_key, beside=beside)
+    loaded = shown(load_with_cost(settings, api_key=inv.api_key, beside=beside), report.err)
     try:
         backend = loaded.backend
         report.backend, report.device = backend.name, backend.capabilities.device

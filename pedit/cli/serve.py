@@ -87,12 +87,12 @@ def serve_command(
     from ..serve.app import ServeConfig, create_app
     from ..serve.limits import Limits, uvicorn_config
     from ..tools import grammarcheck
-    from ..ui.render import RichReporter
+    from ..ui.render import shown
 
     given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate}
     settings = config.resolve(given)
     # a fix request's tools (serve/tools.py), built while the model loads, not on the first
-    loaded = load_with_cost(settings, reporter=RichReporter(Console(stderr=True)), beside=grammarcheck.warm)
+    loaded = shown(load_with_cost(settings, beside=grammarcheck.warm), Console(stderr=True))
     try:
         if loaded.remote:  # backend = "openai" in a config file
             raise UsageError(SERVED_AGAIN)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
+from ..models.progress import quietly
 from . import options as o
 
 File = Annotated[Path, typer.Argument(help="The file to edit.", show_default=False)]
@@ -67,8 +68,12 @@ def tui_command(
              "speculate": speculate, "draft_max": draft_max, "keep_bias": keep_bias}  # fmt: skip
     settings = config.resolve(given)
     key = o.api_key(api_key, api_key_file)
+
+    def load(spec: str):  # in the app's worker thread: its own status line says it
+        return quietly(load_with_cost(settings, api_key=key, model=spec))
+
     app = PeditApp(
-        file, load=lambda spec: load_with_cost(settings, api_key=key, model=spec), model=settings.model,
+        file, load=load, model=settings.model,
         options=settings.engine_options(EngineOptions(edit=EditOptions(sampling=chosen))), system=system,
         force=force,
     )  # fmt: skip  # reads FILE: a missing, binary or read-only file is refused here

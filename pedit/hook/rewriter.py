@@ -16,6 +16,7 @@ from ..app.templates import templates
 from ..engine.sampling import Sampling
 from ..errors import Cancelled, ModelError, PeditError
 from ..events import Event, Finished, Stats, drain
+from ..models.progress import quietly
 from . import git
 from .rules import HookConfig, Rule
 
@@ -56,7 +57,7 @@ class Rewriter:
             kind = "" if self.backend_name == "auto" else f" ({self.backend_name})"
             self.notify(f"pedit: loading {self.model}{kind}")
             try:
-                self._loaded = load_with_cost(self.settings)
+                self._loaded = quietly(load_with_cost(self.settings))
             except PeditError as exc:  # an unknown model is a setup problem too: exit 3
                 raise ModelError(exc.message) from exc
         return self._loaded

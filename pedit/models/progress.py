@@ -1,27 +1,67 @@
-"""How long-running model work (assembly, conversion, loading) reports progress, UI-free.
+"""How long-running model work (hashing, assembly, conversion, loading) reports its
+progress, UI-free: as steps the work yields, which a shell shows (ui/render.shown) or
+drops (`quietly`).
 
-`reporter.task(description, total, unit)` is a context manager yielding `update(done)`;
-`total=None` means "no measurable progress" (a spinner). The CLI implements it with rich
-progress bars, tests and the hook with nothing.
+    size = yield from task(Began("verifying a.gguf", total=n), hashing(path))
+
+Began opens a task (total None: no measurable progress, a spinner), Advanced says how far
+it is, Ended closes it (ok False: it failed; the exception follows, or was handled by the
+work itself).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Protocol
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import TypeVar
+
+R = TypeVar("R")
 
 
-class Reporter(Protocol):
-    def task(self, description: str, total: int | None = None, unit: str = "bytes"): ...
+@dataclass(frozen=True, slots=True)
+class Began:
+    description: str
+    total: int | None = None
+    unit: str = "bytes"
 
 
-class _NullReporter:
-    @contextmanager
-    def task(
-        self, description: str, total: int | None = None, unit: str = "bytes"
-    ) -> Iterator[Callable[[int], None]]:
-        yield lambda done: None
+@dataclass(frozen=True, slots=True)
+class Advanced:
+    done: int
 
 
-NULL_REPORTER: Reporter = _NullReporter()
+@dataclass(frozen=True, slots=True)
+class Ended:
+    ok: bool = True
+
+
+Step = Began | Advanced | Ended
+
+
+def task(began: Began, body: Generator[Step, None, R]) -> Generator[Step, None, R]:
+    """`body` as one task: Began, its own steps, then Ended (ok False if it raised)."""
+    yield began
+    try:
+        value = yield from body
+    except Exception:
+        yield Ended(ok=False)
+        raise
+    yield Ended()
+    return value
+
+
+def running(work: Callable[[], R]) -> Generator[Step, None, R]:
+    """`work()` as a task's body with no measurable progress."""
+    return work()
+    yield  # a generator: the task's Began comes before work() runs
+
+
+def quietly(work: Generator[Step, None, R]) -> R:
+    """`work` run to its end, its steps unseen; its value."""
+    try:
+        while True:
+            next(work)
+    except StopIteration as done:
+        return done.value
+    finally:
+        work.close()

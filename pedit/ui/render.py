@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -20,12 +21,16 @@ from rich.progress import (
 from rich.text import Text
 
 from ..events import Stats
+from ..models.progress import Advanced, Began, Step
 from .styles import speedup_text
+
+R = TypeVar("R")
 
 
 class RichReporter:
-    """models.progress.Reporter on a rich console (stderr): a bar, or a spinner when the
-    work has no measurable progress; a plain "done" line when the console is not a tty."""
+    """A task of model work (models/progress.py) on a rich console (stderr): a bar, or a
+    spinner when the work has no measurable progress; a plain "done" line when the
+    console is not a tty."""
 
     def __init__(self, console: Console):
         self.console = console
@@ -46,6 +51,39 @@ class RichReporter:
         with Progress(*columns, console=self.console, transient=True) as progress:
             task = progress.add_task(description, total=total)
             yield lambda done: progress.update(task, completed=done)
+
+
+def shown(work: Generator[Step, None, R], console: Console) -> R:
+    """`work` (model work, models/progress.py) run to its end, each of its tasks shown on
+    `console` as RichReporter.task shows one; its value."""
+    reporter = RichReporter(console)
+    opened: list = []  # (the task's context manager, its update)
+    try:
+        while True:
+            try:
+                step = next(work)
+            except StopIteration as done:
+                return done.value
+            if isinstance(step, Began):
+                shows = reporter.task(step.description, step.total, step.unit)
+                opened.append((shows, shows.__enter__()))
+            elif isinstance(step, Advanced):
+                opened[-1][1](step.done)
+            else:
+                shows, _ = opened.pop()
+                failed = None if step.ok else _Failed()
+                shows.__exit__(type(failed) if failed else None, failed, None)  # failed: no "done" line
+    except BaseException as exc:
+        while opened:
+            shows, _ = opened.pop()
+            shows.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    finally:
+        work.close()
+
+
+class _Failed(Exception):
+    """A task that failed: its display closed without its "done" line."""
 
 
 def stats_line(stats: Stats) -> str:
