@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,6 +175,18 @@ class Finished:
 
 
 Event = Prefilled | TokenGenerated | TokensAccepted | TextReceived | Progress | Finished
+
+
+def finish(stream: Generator[object, None, R]) -> R:
+    """A generator run to its end, what it yields unseen (a tool's own read of the model, a
+    model's load with no one to show it); its return value."""
+    try:
+        while True:
+            next(stream)
+    except StopIteration as done:
+        return done.value
+    finally:
+        stream.close()
 
 
 def drain(events: Iterable[Event], each: Callable[[Event], object] | None = None) -> Finished:

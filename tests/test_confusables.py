@@ -13,14 +13,13 @@ from hypothesis import strategies as st
 
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
-from pedit.app.outcome import finish
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
 from pedit.engine.edit import EditOptions, edit_events
 from pedit.engine.keepbias import suggested
 from pedit.engine.sampling import Sampling
-from pedit.events import drain
+from pedit.events import drain, finish
 from pedit.request import EditRequest
 from pedit.tools import confusables, grammarcheck
 from pedit.tools.confusables import Swap, apply, candidates, chosen

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from ..checks.intentcheck import Verdict
 from ..events import Event, Stats
 from ..tools.intent import Intent
-
-R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +49,3 @@ class Outcome:
 
 
 Answering = Generator[Event | Started, None, Outcome]
-
-
-def finish(stream: Generator[object, None, R]) -> R:
-    """`stream` run to its end unseen (a tool's own read of the model); its return value."""
-    try:
-        while True:
-            next(stream)
-    except StopIteration as done:
-        return done.value
-    finally:
-        stream.close()

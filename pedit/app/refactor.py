@@ -46,7 +46,7 @@ from ..checks.intentcheck import Verdict, check, missed
 from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError
-from ..events import Event, Finished, Stats
+from ..events import Event, Finished, Stats, finish
 from ..tools import intent as intents
 from ..tools.hints import hints_grammar
 from ..tools.intent import FSTRINGS, HINTS, LOGGING, RENAME, Intent
@@ -55,7 +55,7 @@ from ..tools.rename import RenameError, rename, supported
 from . import wholefile
 from .jobs import Job
 from .options import EngineOptions
-from .outcome import Answering, Outcome, Started, finish
+from .outcome import Answering, Outcome, Started
 from .templates import BUILTIN
 
 TOOL_BIAS = 1.5  # β towards a tool's draft on the first try (the prototype's renames: 3/7 -> 4/7 passed)

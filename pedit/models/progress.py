@@ -15,6 +15,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ..events import finish
+
 R = TypeVar("R")
 
 
@@ -58,10 +60,4 @@ def running(work: Callable[[], R]) -> Generator[Step, None, R]:
 
 def quietly(work: Generator[Step, None, R]) -> R:
     """`work` run to its end, its steps unseen; its value."""
-    try:
-        while True:
-            next(work)
-    except StopIteration as done:
-        return done.value
-    finally:
-        work.close()
+    return finish(work)
