@@ -20,13 +20,16 @@ _STARTS = re.compile(
 )
 
 
-def blocks(text: str) -> list[str]:
-    """Natural blocks of `text`; "".join(blocks(text)) == text."""
+def blocks(text: str, joined: frozenset[int] = frozenset()) -> list[str]:
+    """Natural blocks of `text`; "".join(blocks(text)) == text. No block starts at a line
+    in `joined` (0-based: a line that continues the skeleton span above it, a fenced code
+    block's, skeleton.joined_lines)."""
     out: list[str] = []
     current: list[str] = []
     previous = ""
-    for line in text.splitlines(keepends=True):
+    for n, line in enumerate(text.splitlines(keepends=True)):
         starts = not previous.strip() or (_STARTS.match(line) and not previous.startswith("@"))
+        starts = starts and n not in joined
         if current and line.strip() and starts:
             out.append("".join(current))
             current = []
@@ -37,11 +40,13 @@ def blocks(text: str) -> list[str]:
     return out
 
 
-def chunks(text: str, count: Callable[[str], int], budget: int) -> list[str]:
+def chunks(
+    text: str, count: Callable[[str], int], budget: int, joined: frozenset[int] = frozenset()
+) -> list[str]:
     """Pack blocks (or, for an oversized block, lines) into pieces of <= budget tokens."""
     pieces: list[str] = []
     current = ""
-    for unit in _units(text, count, budget):
+    for unit in _units(text, count, budget, joined):
         if current and count(current + unit) > budget:
             pieces.append(current)
             current = ""
@@ -51,8 +56,8 @@ def chunks(text: str, count: Callable[[str], int], budget: int) -> list[str]:
     return pieces
 
 
-def _units(text: str, count: Callable[[str], int], budget: int):
-    for block in blocks(text):
+def _units(text: str, count: Callable[[str], int], budget: int, joined: frozenset[int]):
+    for block in blocks(text, joined):
         if count(block) <= budget:
             yield block
             continue

@@ -25,7 +25,8 @@ from ..machine import prefixcache
 from ..machine.calibration import identity
 from ..models import cache_root
 from ..request import EditRequest
-from ..tools import dialect, fix
+from ..tools import dialect, fix, skeleton
+from ..tools.skeleton import Skeleton
 from . import chunking
 from .linebreaks import keep_line_breaks
 from .options import EngineOptions
@@ -112,6 +113,16 @@ class Job:
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
+    def skeleton_of(self, text: str, name: str) -> Skeleton | None:
+        """The file's skeleton (tools/skeleton), when this job's answers are forced by it:
+        a template that changes only prose (fix), on a backend that runs a grammar, with
+        no grammar of the user's or a .json file's. None: the guard checks it afterwards."""
+        if not self.template.skeleton or not local(self.backend):
+            return None
+        if self.constraint(text, name, "rewrite") is not None:
+            return None
+        return skeleton.of(text, name)
+
     def scored(self, req: EditRequest) -> tuple[EditRequest, Scored | None]:
         """fix.scored for this job's request, where its drafts carry the tools' suggestions
         and the keep-bias leans on them; else (req, None)."""
@@ -130,11 +141,14 @@ class Job:
             none = self._bare[kind] = build(self.backend, bare).tokens
         return prompt[: common_prefix(prompt, none)]
 
-    def _events(self, req: EditRequest, kind: str, whole: bool = True) -> Iterator[Event]:
+    def _events(
+        self, req: EditRequest, kind: str, whole: bool = True, forced: Constraint | None = None
+    ) -> Iterator[Event]:
         """A rewrite may be cut off only by the limits (an error); a summary stops at
         SUMMARY_ROOM tokens unless --max-tokens or a grammar says otherwise. A constraint
-        applies to an answer about the whole file only."""
-        c = self.constraint(req.text, req.filename, kind) if whole else None
+        applies to an answer about the whole file only; `forced`, a piece's skeleton
+        grammar, to this answer."""
+        c = forced or (self.constraint(req.text, req.filename, kind) if whole else None)
         try:
             return edit_events(self.backend, req, self.run_options(kind, c))
         except GrammarError as exc:
@@ -157,7 +171,9 @@ class Job:
         room = self.backend.n_ctx - overhead
         return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
 
-    def pieces(self, text: str, name: str, kind: str) -> list[str]:
+    def pieces(self, text: str, name: str, kind: str, joined: frozenset[int] = frozenset()) -> list[str]:
+        """The file in runs that fit the context (the template's size, lines kept whole,
+        no run starting at a line in `joined`: inside a code block)."""
         budget = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
@@ -172,16 +188,23 @@ class Job:
             budget = min(budget, max(limit, longest))
         if size <= budget:
             return [text]
-        return chunking.chunks(text, count, budget)
+        return chunking.chunks(text, count, budget, joined)
 
     def run_one(
-        self, req: EditRequest, kind: str, label: str, *, whole: bool = True, score: bool = False
+        self,
+        req: EditRequest,
+        kind: str,
+        label: str,
+        *,
+        whole: bool = True,
+        score: bool = False,
+        forced: Constraint | None = None,
     ) -> Generator[Event | Started, None, Finished]:
         """One run: Started(label), then its events; returns its Finished, a `fix`'s with
         the line breaks the model dropped put back (linebreaks.py). `score` (a rewrite
         drafted by the job's own suggestions, not a tool's): the confusion-set swaps are
         scored first (`scored`; the scoring's reading of the prompt, and its time and
-        passes, count as the run's prefill)."""
+        passes, count as the run's prefill). `forced`: the piece's skeleton grammar."""
         yield Started(label)
         t0, passes = time.perf_counter(), 0
         on_here = local(self.backend)
@@ -204,7 +227,7 @@ class Job:
                 cached, passes = min(cached, got.kept), passes + got.passes
                 # its reading of the prompt (which the run finds cached) is the prompt's
                 tools = Tools(time.perf_counter() - t1 - got.base_seconds, got.passes - got.base_passes)
-        events = self._events(req, kind, whole)
+        events = self._events(req, kind, whole, forced)
         if on_here:  # the figures count what ran before the run's own prefill
             events = _counted(events, time.perf_counter() - t0 - tools.seconds, passes, cached, tools)
         fin = None

@@ -57,6 +57,9 @@ class Template:
     # its answer gets back the line breaks the model dropped (linebreaks.py) and a code
     # file's code as it was laid out (codelayout.py): a fix keeps the file's layout
     keeps_lines: bool = False
+    # its answers may change only the file's prose: a grammar forces the skeleton (links,
+    # code, markup: tools/skeleton) where the backend runs one, the guard checks it everywhere
+    skeleton: bool = False
 
     def bias(self, given: float | None) -> float:
         """The keep-bias a run of this template uses: `given` (--keep-bias, keep_bias), else its own."""
@@ -87,6 +90,7 @@ BUILTIN = {
             sure_bias=FIX_SURE_BIAS,
             judged=True,
             keeps_lines=True,
+            skeleton=True,
         ),
         Template(
             "refactor",

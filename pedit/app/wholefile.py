@@ -8,7 +8,11 @@ from dataclasses import replace
 from pathlib import PurePath
 
 from ..checks import guard
+from ..engine.grammar import Constraint
 from ..errors import RefusedError, UsageError
+from ..tools import skeleton
+from ..tools.skeleton import Skeleton
+from ..tools.skeleton import grammar as skeleton_grammar
 from . import chunking
 from .codelayout import keep_code_layout
 from .jobs import Job
@@ -23,8 +27,9 @@ def rewrite(
     between them kept as it is. `draft`: a tool's proposal for the whole file, cut
     into the same lines as the pieces (it must have as many lines as `text`; if not,
     it drafts a file that goes in one run only)."""
+    sk = job.skeleton_of(text, name)
     if spans is None:
-        parts = job.pieces(text, name, "rewrite")
+        parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
         n = len(parts)
         if n > 1 and job.constraint(text, name, "rewrite"):
             raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
@@ -37,15 +42,21 @@ def rewrite(
     # a template's pieces of a file cut in runs are judged one by one (the hook's changed
     # blocks are not: it reports a block it could not fix, hook/run.py)
     judged = job.template.judged and spans is None and len(segments) > 1
+    at = 0
     for i, (piece, part) in enumerate(segments):
+        at += len(piece)
         if part is None:  # between two spans: kept
+            outs.append(piece)
+            continue
+        forced = _forced(sk, at - len(piece), at)
+        if forced is False:  # all skeleton: nothing the fix may change, no run
             outs.append(piece)
             continue
         req = job.request(piece, name, part, drafts[i] if drafts else None)
         whole = spans is None and len(segments) == 1
         try:
             label = f"{name} {part}".strip()
-            fin = yield from job.run_one(req, "rewrite", label, whole=whole, score=drafts is None)
+            fin = yield from job.run_one(req, "rewrite", label, whole=whole, score=drafts is None, forced=forced)
         except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
             if not judged:
                 raise
@@ -62,6 +73,16 @@ def rewrite(
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _forced(sk: Skeleton | None, start: int, end: int) -> Constraint | None | bool:
+    """The grammar of text[start:end]'s skeleton (tools/skeleton/grammar.py); None with
+    no skeleton; False when the piece has no prose the grammar leaves free."""
+    if sk is None:
+        return None
+    piece = sk.sliced(start, end)
+    free = skeleton_grammar.holes(piece)
+    return Constraint("lark", skeleton_grammar.lark(piece, free)) if free else False
 
 
 def _piece_refused(

@@ -22,6 +22,9 @@ A judged template only (Template.judged: `fix`, an instruction to change little;
                     replaced, inserted or deleted in difflib's word alignment (a corrected
                     word is a changed word here: see Alignment.too_many_changed)
     size            len(new) >= SHRINK * len(old)
+    skeleton        the document's skeleton (tools/skeleton: links' targets, code spans and
+                    blocks, HTML, markup; a code file's code) is the same, piece by piece
+                    (`skeleton_changed`): what a fix's grammar forces, checked where none ran
     code            in a code file, the tokens outside comments and strings are the same
                     (pygments' lexer for the file name): a fix of the prose in code never
                     changes what the code does
@@ -39,6 +42,7 @@ from pathlib import PurePath
 
 from ..errors import RefusedError
 from ..events import Finished
+from ..tools import skeleton
 from .parse import parse_error
 
 WORDS = 0.25  # a fix changes at most this share of the words...
@@ -98,8 +102,9 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     such a piece as the whole file with that piece replaced."""
     if new == old:
         return None
+    found = skeleton_changed(name, old, new)
     words = Alignment(old, new)  # one difflib alignment serves the two word checks
-    found = words.paragraph_lost() or words.too_many_changed() or _shrunk(old, new)
+    found = found or words.paragraph_lost() or words.too_many_changed() or _shrunk(old, new)
     prose = PurePath(name).suffix.lower() in PROSE
     if not found and not prose:
         found = _code_changed(name, old, new)
@@ -120,6 +125,47 @@ def cut_short(old: str, new: str) -> str | None:
 
 
 # --- what a fix may change --------------------------------------------------------------
+
+
+def skeleton_changed(name: str, old: str, new: str) -> str | None:
+    """The first piece of old's skeleton (tools/skeleton: a link's target, a code span or
+    block, markup) that new does not have as it was, in order, or None. A fix under the
+    skeleton's grammar cannot change one; a remote backend's, or a grammar-less path's, can.
+    Of the pieces one change touches, the weightiest is named (a link's target before the
+    `[` that opened it)."""
+    a, b = skeleton.of(old, name).items(), skeleton.of(new, name).items()
+    ops = difflib.SequenceMatcher(None, [i[:2] for i in a], [i[:2] for i in b], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        if i1 == i2:
+            kind, text, line = b[j1]
+            return f"adds {kind} on line {line} ({_clip(text)})"
+        kind, text, line = max(a[i1:i2], key=lambda item: item[0] not in _LIGHT)
+        other = next((t for k, t, _ in b[j1:j2] if k == kind), None)
+        if other is None:
+            return f"removes the {kind} on line {line} ({_clip(text)})"
+        at, was, now = _first_line_apart(text, other)
+        return f"changes the {kind} on line {line + at} ({_clip(was)} -> {_clip(now)})"
+    return None
+
+
+_LIGHT = ("markup", "markup character")
+
+
+def _first_line_apart(a: str, b: str) -> tuple[int, str, str]:
+    """(line offset, line of a, line of b) where two texts first differ."""
+    x, y = a.splitlines() or [""], b.splitlines() or [""]
+    for n, (p, q) in enumerate(zip(x, y, strict=False)):
+        if p != q:
+            return n, p, q
+    n = min(len(x), len(y))
+    return n, x[n] if n < len(x) else "", y[n] if n < len(y) else ""
+
+
+def _clip(text: str, n: int = 40) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= n else one[: n - 1] + "…")
 
 
 def _shrunk(old: str, new: str) -> str | None:
