@@ -54,9 +54,11 @@ def test_spans_are_code_points():
     assert gc.suggest(text, "a.txt") == "Café naïve 😀 — I am a sojourner.\n"
 
 
-def test_a_lint_across_a_line_break_of_a_paragraph_counts():
+def test_a_lint_across_a_line_break_of_a_paragraph_counts_and_keeps_the_break():
+    # the line break is skeleton (a fix keeps the file's lines): the second word goes
     text = "A good book takes you to the\nthe other world.\n"
-    assert gc.suggest(text, "a.md") == "A good book takes you to the other world.\n"
+    assert gc.suggest(text, "a.md") == "A good book takes you to the\nother world.\n"
+    assert gc.suggest("I read the\n  the book.\n", "a.txt") == "I read the\n  book.\n"
 
 
 def test_markdown_code_and_urls_are_left_alone():

@@ -163,7 +163,9 @@ DOC_FIXED = DOC.replace("acessed", "accessed").replace("anitem", "an item")
         ("notes.md", "It is realy important.\n", "It is **really** important.\n", "emphasis"),
         ("notes.txt", "It is realy important.\n", "It is _really_ important.\n", "emphasis"),
         ("notes.txt", "Shopping list\n\nEggs, milk.\n", "# Shopping list\n\nEggs, milk.\n", "headings"),
-        ("notes.md", "## Setup\n\nRun it.\n", "### Setup\n\nRun it.\n", None),  # a level: no more headings
+        # a level: no more headings, but the skeleton's heading marker changed
+        ("notes.md", "## Setup\n\nRun it.\n", "### Setup\n\nRun it.\n",
+         "a fix changes the heading marker on line 1 ('##' -> '###')"),
         ("notes.md", "#hashtag day\n", "# hashtag day\n", "headings"),
         ("tags.py", "#hashtag day\nx = 1\n", "# hashtag day\nx = 1\n", None),  # a comment in code
         ("notes.md", "Buy eggs and milk and bread.\n", "Buy:\n- eggs\n- milk\n- bread\n", "list items"),
@@ -207,7 +209,9 @@ def test_quotes_apostrophes_and_code_are_not_markup():
     old = 'def f(*args, **kwargs):\n    # dont use __init__ here, its "wrong"\n    return a_b * 2\n'
     new = old.replace("dont", "don't").replace("its", "it's").replace('"wrong"', "'wrong'")
     assert guard.judge("f.py", old, new, judged=True) is None
-    assert guard.judge("f.txt", old, new, judged=True) is None
+    # in plain text, the lines under one that ends with ":" are an indented block: skeleton
+    refused = guard.judge("f.txt", old, new, judged=True)
+    assert refused is not None and refused.reason.startswith("a fix changes the indented block on line 2")
     code = "def f(cache_size=0):\n    # the cachesize argument, times 2\n    return cache_size * 2\n"
     named = code.replace("the cachesize", "the cache_size")  # the name spelled as the code does
     assert guard.judge("f.py", code, named, judged=True) is None

@@ -102,13 +102,12 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     such a piece as the whole file with that piece replaced."""
     if new == old:
         return None
-    found = skeleton_changed(name, old, new)
     words = Alignment(old, new)  # one difflib alignment serves the two word checks
-    found = found or words.paragraph_lost() or words.too_many_changed() or _shrunk(old, new)
+    found = words.paragraph_lost() or words.too_many_changed() or _shrunk(old, new)
     prose = PurePath(name).suffix.lower() in PROSE
     if not found and not prose:
         found = _code_changed(name, old, new)
-    found = found or added_markup(old, new, headings=prose)
+    found = found or added_markup(old, new, headings=prose) or skeleton_changed(name, old, new)
     return Refusal(reason=f"a fix {found}") if found else None
 
 

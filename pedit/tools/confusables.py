@@ -32,6 +32,7 @@ from functools import cache
 
 from ..engine import likelihood
 from .options import ARTICLES, REAL_WORDS
+from . import skeleton
 from .spelling import checker, prose_spans
 
 SETS = (
@@ -106,7 +107,7 @@ def candidates(
     its first letter kept (a word in capitals is left alone). With `articles`, the
     articles of `_articles` too; with `real`, each word's neighbours of `_real`."""
     out = []
-    for a, b in prose_spans(text, filename):
+    for a, b in skeleton.within(text, filename, prose_spans(text, filename)):
         last = None  # the word before
         for m in _WORD.finditer(text, a, b):
             word = m.group()

@@ -7,7 +7,8 @@ lint is used, and only for the rules in `kinds` (DEFAULT_RULES: chosen rule by r
 measurement, scripts/harper_rules.py, kept in harper_rules.json; a lint kind such as
 "Repetition" or a rule name such as "ThenThan" both select). `kinds=()` turns Harper off.
 
-Only prose is touched, as spelling.prose_spans says (Markdown: not code, URLs or tags; reST:
+Only prose is touched, as spelling.prose_spans says, and never the skeleton (skeleton.py)
+(Markdown: not code, URLs or tags; reST:
 not literals or directives); a lint that crosses a span's edge is dropped. Markdown is
 linted as Markdown, Python's comments and docstrings one by one as plain text (other string
 literals are data, not prose), every other file as plain text. Harper's spans are in code
@@ -27,11 +28,12 @@ import re
 import threading
 import tokenize
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from .dialect import AUTO, resolve
+from . import skeleton
 from .spelling import by_length, prose_spans, spellcheck
 
 # Harper's rules whose first suggestions, each made alone, were right (brought the text
@@ -79,8 +81,23 @@ def changes(text: str, filename: str) -> list[Change]:
                  if not (c.rule == "SentenceCapitalization" and c.start == a + _indent(unit))]  # fmt: skip
     else:
         found = _lint(text, "markdown" if suffix in ("md", "markdown") else "plaintext", 0)
-    inside = [c for c in found if any(a <= c.start and c.end <= b for a, b in spans)]
+    free = skeleton.holes(text, filename)  # never a change that touches the skeleton
+    found = [_kept_break(text, c) for c in found]
+    inside = [c for c in found if any(a <= c.start and c.end <= b for a, b in spans)
+              and any(a <= c.start and c.end <= b for a, b in free)]  # fmt: skip
     return sorted((c for c in inside if not _code_like(text, c)), key=lambda c: (c.start, c.end, c.rule))
+
+
+def _kept_break(text: str, c: Change) -> Change:
+    """A doubled word across a line break ("the\nthe" -> "the") as the same fix that
+    keeps the line break, which a fix may not remove (skeleton.py): the second word and
+    the spaces after it deleted."""
+    m = re.fullmatch(r"(\S+)([ \t]*\n[ \t]*)(\S+)", text[c.start : c.end])
+    if m is None or c.replacement != m.group(1):
+        return c
+    start = c.start + m.start(3)
+    end = c.end + len(text[c.end :]) - len(text[c.end :].lstrip(" \t"))
+    return replace(c, start=start, end=end, replacement="")
 
 
 def _indent(unit: str) -> int:

@@ -7,7 +7,7 @@ correction (a proper noun the dictionary does not know stays as the file has it,
 the model prefers it by more than β). Alone, `spellcheck` is the quality report's non-LLM
 baseline (every unknown word replaced by its top correction).
 
-Only prose is touched: in Markdown not fenced code, inline code, URLs or HTML tags; in
+Only prose is touched, and never the skeleton (skeleton.py: links' targets, code, markup): in Markdown not fenced code, inline code, URLs or HTML tags; in
 reStructuredText not literal blocks (after a line ending in "::"), directives or
 ``literals``; in code only comments and docstrings (and other strings). Words with a
 capital letter after the first, digits or underscores are left alone (identifiers).
@@ -24,7 +24,7 @@ import re
 import tokenize
 from functools import cache, lru_cache
 
-from . import dialect
+from . import dialect, skeleton
 
 _WORD = re.compile(r"(?<![\w'`/.@-])[A-Za-z][a-z]+(?:'[a-z]+)?(?![\w`/@-])")
 _MD_SKIP = re.compile(r"`[^`\n]*`|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")
@@ -116,7 +116,7 @@ def checker():
 def spellcheck(text: str, filename: str, variety: str | None = None) -> str:
     """`text` with every unknown prose word replaced by pyspellchecker's top correction;
     with a `variety` of English (dialect.py), not a word that variety spells so."""
-    spans = prose_spans(text, filename)
+    spans = skeleton.within(text, filename, prose_spans(text, filename))
     fixes = {w: _correct(w) for start, end in spans for w in _WORD.findall(text[start:end])}
     fixes = {w: c for w, c in fixes.items() if c != w}
     if variety and fixes:

@@ -58,3 +58,18 @@ def joined_lines(sk: Skeleton) -> frozenset[int]:
             out.add(sk.text.count("\n", 0, i) + 1)
             i = sk.text.find("\n", i + 1, s.end - 1)
     return frozenset(out)
+
+
+def within(text: str, name: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of `spans` that lie in the skeleton's holes: where a tool may propose."""
+    out, free = [], holes(text, name)
+    for a, b in spans:
+        for c, d in free:
+            if c < b and a < d:
+                out.append((max(a, c), min(b, d)))
+    return sorted(out)
+
+
+def inside(text: str, name: str, start: int, end: int) -> bool:
+    """Is text[start:end] inside one hole (a tool's change that touches no skeleton)?"""
+    return any(a <= start and end <= b for a, b in holes(text, name))

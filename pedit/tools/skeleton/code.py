@@ -16,15 +16,18 @@ from .base import Kind, Span
 # `\` (an escape), `/` and `@` (no URL or address written into prose, no `*/` closing a C
 # comment), and the quote characters its docstrings are delimited by (a hole cannot close one)
 MARKS = "`\\/@"
+QUOTES = "docstring quotes"
+_OPEN = re.compile(r"^(?:#+!?|//+!?|/\*+!?|<!--|--+|;+|%+|\*+)[ \t]*")  # a comment's marker
+_CLOSE = re.compile(r"[ \t]*(?:\*+/|-->)$")
+_DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(?:\"\"\"|'''|\"|')")
+_DOC_CLOSE = re.compile(r"(?:\"\"\"|'''|\"|')$")
+_TEXT_LEXERS = ("HTML", "XML", "TeX")
 
 
 def kind(text: str, spans: list[Span]) -> Kind:
     """The kind of this code file: MARKS and the quotes that open its docstrings."""
-    quotes = {text[s.end - 1] for s in spans if s.end > s.start and text[s.end - 1] in "\"'"}
+    quotes = {text[s.end - 1] for s in spans if s.kind == QUOTES and text[s.end - 1] in "\"'"}
     return Kind("code", MARKS + "".join(sorted(quotes)))
-_OPEN = re.compile(r"^(?:[rRuUbBfF]{0,2}(?:\"\"\"|'''|\"|')|#+!?|//+!?|/\*+!?|<!--|--+|;+|%+|\*+)[ \t]*")
-_CLOSE = re.compile(r"[ \t]*(?:\"\"\"|'''|\"|'|\*+/|-->)$")
-_TEXT_LEXERS = ("HTML", "XML", "TeX")
 
 
 def spans(text: str, name: str) -> list[Span] | None:
@@ -39,22 +42,23 @@ def spans(text: str, name: str) -> list[Span] | None:
         return None
     text_prose = lexer.name in _TEXT_LEXERS
     out, at = [], 0
-    for kind, value in lexer.get_tokens(text):
+    for kind_, value in lexer.get_tokens(text):
         end = at + len(value)
-        prose = (kind in Comment and kind not in Comment.Preproc and kind not in Comment.Hashbang) or kind in String.Doc
-        if text_prose and kind in Text and re.search(r"[^\W\d_]", value):
-            prose = True
-        if not prose:
+        comment = kind_ in Comment and kind_ not in Comment.Preproc and kind_ not in Comment.Hashbang
+        doc = kind_ in String.Doc
+        words = text_prose and kind_ in Text and re.search(r"[^\W\d_]", value) is not None
+        if not (comment or doc or words):
             out.append(Span(at, end, "code"))
-        else:  # its marker and its end are code
-            head = _OPEN.match(value) if not (text_prose and kind in Text) else None
-            tail = _CLOSE.search(value) if kind not in Text else None
+        elif not words:  # its marker and its end (a comment's), its quotes (a docstring's)
+            head = (_DOC_OPEN if doc else _OPEN).match(value)
+            tail = (_DOC_CLOSE if doc else _CLOSE).search(value)
             a = at + (head.end() if head else 0)
-            b = max(a, end - (len(tail.group()) if tail and (not head or tail.start() >= head.end()) else 0))
+            cut = len(tail.group()) if tail and (not head or tail.start() >= head.end()) else 0
+            b = max(a, end - cut)
             if a > at:
-                out.append(Span(at, a, "code"))
+                out.append(Span(at, a, QUOTES if doc else "code"))
             if b < end:
-                out.append(Span(b, end, "code"))
+                out.append(Span(b, end, QUOTES if doc else "code"))
         at = end
     if at != len(text):  # the lexer changed the text (it should not): all of it is code
         return [Span(0, len(text), "code")]

@@ -1,7 +1,8 @@
 """The skeleton of plain text and of reStructuredText, by regular expressions.
 
-Plain text: paths, and indented blocks (a line indented four columns or more past the
-text's least indented line: code, a quoted message, a table), besides what every kind keeps (URLs, e-mail addresses,
+Plain text: paths, and indented blocks (lines indented four columns or more past the
+text's least indented line, set apart from the paragraph above: code, a quoted message,
+a table), besides what every kind keeps (URLs, e-mail addresses,
 line breaks and indentation).
 
 reStructuredText: directives and comments (a line that starts ".. ") with their indented
@@ -40,15 +41,22 @@ _LIST = re.compile(r"^[ \t]*(?:[-*+•]|#\.|\d{1,9}[.)]|\(\d{1,9}\))(?=[ \t]+\S)
 
 
 def text_spans(text: str) -> list[Span]:
-    """Paths, and the lines indented four columns or more past the text's least indented
-    line (a licence indented as a whole is prose; a command under it is not)."""
-    lines = [line.expandtabs(8) for line in text.splitlines() if line.strip()]
-    base = min((len(line) - len(line.lstrip()) for line in lines), default=0)
-    out, at = [], 0
+    """Paths, and indented blocks: lines indented four columns or more past the text's
+    least indented line, after a blank line or a line that ends with ":" (a licence
+    indented as a whole, and a list item's hanging indent, are prose; a command set
+    under a paragraph is not)."""
+    def indent(line: str) -> int:
+        return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+
+    base = min((indent(line) for line in text.splitlines() if line.strip()), default=0)
+    out, at, block, previous = [], 0, False, ""
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if body.strip() and len(body.expandtabs(8)) - len(body.expandtabs(8).lstrip()) >= base + 4:
+        deep = bool(body.strip()) and indent(body) >= base + 4
+        block = deep and (block or not previous.strip() or previous.rstrip().endswith(":"))
+        if block:
             out.append(Span(at, at + len(body), "indented block"))
+        previous = body if body.strip() else ""
         at += len(line)
     return out + [Span(m.start(), m.end(), "path") for m in _PATH.finditer(text)]
 
