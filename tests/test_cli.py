@@ -20,14 +20,17 @@ from pedit.backends import open_backend
 from pedit.checks import guard
 from pedit.cli.app import app
 from pedit.engine.edit import EditOptions, edit_events
+from pedit.engine.grammar import Constraint
 from pedit.engine.sampling import Sampling
 from pedit.request import EditRequest
+from pedit.tools import skeleton
+from pedit.tools.skeleton import grammar as skeleton_grammar
 
 ESSAY = "Their is many reasons why peoples enjoys reading.\nA good book take you far.\n"
 REF = ("-b", "reference")
 # a sampled run that changes the file (no keep-bias: fix's own would keep this one unchanged)
 # with a whole answer the write guard passes (test_modes_diff_check_json_yes asserts it)
-CHANGE = ("--temperature", "1", "--seed", "8", "--keep-bias", "0")
+CHANGE = ("--temperature", "1", "--seed", "146", "--keep-bias", "0")
 
 
 @pytest.fixture
@@ -46,10 +49,12 @@ def expected(text, command, name, instruction=None, sampling=None, kind="rewrite
     req = EditRequest(text, t.render(instruction), name, system or t.system)
     limit = SUMMARY_ROOM if kind == "summary" else None
     bias = 0.0 if sampling is not None else t.keep_bias  # CHANGE's, or the command's own
+    # a fix's answer follows its skeleton's grammar (tools/skeleton)
+    forced = Constraint("lark", skeleton_grammar.lark(skeleton.of(text, name))) if t.skeleton else None
     events = edit_events(
         open_backend("reference"),
         req,
-        EditOptions(sampling=sampling or Sampling(), kind=kind, max_tokens=limit, keep_bias=bias),
+        EditOptions(sampling=sampling or Sampling(), kind=kind, max_tokens=limit, keep_bias=bias, constraint=forced),
     )
     return list(events)[-1]
 
@@ -90,14 +95,14 @@ def test_stdout_prints_the_rewrite(essay, command, instruction):
     args = [command, essay, *([instruction] if instruction else []), "--stdout", *REF, *CHANGE]
     result = invoke(*args)
     assert result.exit_code == 0, result.stderr
-    fin = expected(ESSAY, command, "essay.md", instruction, Sampling(1.0, seed=8))
+    fin = expected(ESSAY, command, "essay.md", instruction, Sampling(1.0, seed=146))
     assert result.stdout == fin.text  # ESSAY ends with a newline, as the answer does
     assert f"{fin.stats.completion_tokens} tokens" in result.stderr
     assert essay.read_text() == ESSAY
 
 
 def test_modes_diff_check_json_yes(essay):
-    fin = expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8))
+    fin = expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=146))
     assert fin.text != ESSAY  # the seed does change the file...
     assert fin.stats.stop_reason == "fence"  # ...with a whole answer...
     assert guard.judge("essay.md", ESSAY, fin.text, judged=True) is None  # ...that the guard passes
@@ -130,14 +135,14 @@ def test_not_a_terminal_and_no_mode_is_a_usage_error(essay):
 def test_stdin_is_a_filter(essay):
     result = invoke("fix", "-", *REF, *CHANGE, input=ESSAY)
     assert result.exit_code == 0
-    assert result.stdout == expected(ESSAY, "fix", "stdin", sampling=Sampling(1.0, seed=8)).text
+    assert result.stdout == expected(ESSAY, "fix", "stdin", sampling=Sampling(1.0, seed=146)).text
     assert invoke("fix", "-", essay, *REF, input=ESSAY).exit_code == 2
 
 
 def test_stdin_filename_is_the_name_the_model_and_the_record_see():
     named = invoke("fix", "-", "--stdin-filename", "essay.md", *REF, *CHANGE, input=ESSAY)
     assert named.exit_code == 0, named.stderr
-    assert named.stdout == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8)).text
+    assert named.stdout == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=146)).text
     record = json.loads(
         invoke("fix", "-", "--stdin-filename", "essay.md", "--json", *REF, input=ESSAY).stdout
     )
@@ -198,12 +203,12 @@ def test_templates_and_system_override(essay, isolated_dirs):
     result = invoke("fix", essay, "--stdout", *REF, *CHANGE)
     assert (
         result.stdout
-        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8), system="Be terse.").text
+        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=146), system="Be terse.").text
     )
     result = invoke("fix", essay, "--stdout", "--system", "Other.", *REF, *CHANGE)
     assert (
         result.stdout
-        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=8), system="Other.").text
+        == expected(ESSAY, "fix", "essay.md", sampling=Sampling(1.0, seed=146), system="Other.").text
     )
     conf.write_text('[templates.nope]\nsystem = "x"\n')
     assert invoke("templates").exit_code == 2

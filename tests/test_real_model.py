@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from pedit.tools import skeleton
+
 pytestmark = pytest.mark.slow
 
 PARAGRAPH = (
@@ -128,3 +130,35 @@ def test_the_default_fix_sees_the_confused_words_a_dictionary_cannot(tmp_path, r
     assert result.returncode == 0, result.stderr
     right = "I lived there for two years, and it was too dark to see as she fell past it.\n"
     assert path.read_text() == right
+
+
+SKELETON_FILES = Path(__file__).parent / "data" / "skeleton"
+
+
+def test_the_default_fix_keeps_a_link_it_once_dropped_and_fixes_the_prose(tmp_path, real_cache):
+    """Issue 53's first reproduction: "an question" is fixed, and every link's target is
+    kept (the model once answered `[StackOverflow and tag it `tarn`]`, the target gone):
+    the skeleton is forced by the fix's grammar."""
+    path = tmp_path / "README.md"
+    old = (SKELETON_FILES / "tarn_readme.md").read_text()
+    path.write_text(old)
+    result = pedit("fix", str(path), "-y", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    new = path.read_text()
+    assert "If you have a question" in new
+    assert skeleton.of(new, "README.md").items() == skeleton.of(old, "README.md").items()
+    assert "(https://stackoverflow.com/questions/tagged/tarn)." in new
+
+
+def test_the_default_fix_leaves_an_install_block_as_it_was(tmp_path, real_cache):
+    """Issue 53's second reproduction: the fenced install block is unchanged ("uv add" was
+    once rewritten "uvicorn"); its comment's "run run" is code's, and stays."""
+    path = tmp_path / "sse.md"
+    old = (SKELETON_FILES / "sse_readme.md").read_text()
+    path.write_text(old)
+    result = pedit("fix", str(path), "-y", cache=real_cache)
+    assert result.returncode == 0, result.stderr
+    new = path.read_text()
+    block = old[old.index("```bash") : old.index("```", old.index("```bash") + 3)]
+    assert block in new
+    assert skeleton.of(new, "sse.md").items() == skeleton.of(old, "sse.md").items()

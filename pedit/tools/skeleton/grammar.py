@@ -33,11 +33,13 @@ def _cls(c: str) -> str:
     return "S" if c in SPACE else "W" if re.match(r"[^\W_]", c) else "P"
 
 
-def _class(marks: str, which: str) -> str:
-    """One character of a hole, as a regex (Python's and llguidance's alike): any ("C":
-    printable, not a space, not a mark), a letter or digit ("W"), a letter ("L"),
-    punctuation ("P"), punctuation but - + = ("Q")."""
-    bad = "".join("\\" + c if c in "\\]^-[/" else c for c in marks)
+def _class(marks: str, which: str, llg: bool = False) -> str:
+    """One character of a hole, as a regex: any ("C": printable, not a space, not a
+    mark), a letter or digit ("W"), a letter ("L"), punctuation ("P"), punctuation but
+    - + = ("Q"). For llguidance (`llg`), no control or format character (\\p{C}); a hole's
+    own text has none (base.finish makes them skeleton), so Python's regex needs no such
+    class (its `re` has none)."""
+    bad = "".join("\\" + c if c in "\\]^-[/" else c for c in marks) + ("\\p{C}" if llg else "")
     under = "" if "_" in marks else "|_"
     return {
         "C": f"[^\\s{bad}]", "W": "[^\\W_]", "L": "[^\\W\\d_]",
@@ -45,10 +47,10 @@ def _class(marks: str, which: str) -> str:
     }[which]  # fmt: skip
 
 
-def _text_regex(marks: str, first: str, last: str) -> str:
+def _text_regex(marks: str, first: str, last: str, llg: bool = False) -> str:
     """A run of hole characters without a space (one lexeme), its first character of
     class `first`, its last of class `last` ("C": any):  F C* T, or one character of both."""
-    f, c, t = _class(marks, first), _class(marks, "C"), _class(marks, last)
+    f, c, t = (_class(marks, x, llg) for x in (first, "C", last))
     if last == "C":
         both = f
     elif first == "C":
@@ -151,5 +153,5 @@ def lark(sk: Skeleton, free: list[tuple[int, int, tuple[str, str, str]]] | None 
     out = [f"start: {body}", *rules.values()]
     if rules:
         marks = sk.kind.marks
-        out += ["SP: /[ \\t]+/", *(f"T_{f}{l}: /{_text_regex(marks, f, l)}/" for f, l in sorted(used))]
+        out += ["SP: /[ \\t]+/", *(f"T_{f}{l}: /{_text_regex(marks, f, l, llg=True)}/" for f, l in sorted(used))]
     return "\n".join(out) + "\n"
