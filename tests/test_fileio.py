@@ -24,7 +24,9 @@ from pedit.errors import UsageError
 REF = ("-b", "reference")
 # fix's own bias keeps this text; this seed changes it, with a whole answer the write guard
 # passes, under every file name and layout these tests use
-CHANGE = ("--temperature", "1", "--seed", "69", "--keep-bias", "0")
+# a sampled answer that changes the file (the file's I/O is what is tested: the fix's
+# grammar, which keeps this sample's answer the file itself, is off)
+CHANGE = ("--temperature", "1", "--seed", "69", "--keep-bias", "0", "--no-skeleton")
 TEXT = "Their is many reasons why peoples enjoys reading.\nA good book take you far, café.\n"
 
 

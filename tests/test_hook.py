@@ -100,7 +100,8 @@ def seed_fix(repo: Path, path: str, text: str, fixed: str) -> None:
     cache = ResultCache(models.cache_root() / "hook")
     rule = hook_config.rule_for(path)
     bias = templates(settings.templates)[rule.command].bias(settings.keep_bias)  # as the hook keys it
-    cache.put(cache.key(text, rule, hook_config, settings.model, "reference", bias), fixed)
+    recipe = (settings.spelling, settings.chunk_tokens, settings.skeleton)  # as the hook keys it
+    cache.put(cache.key(text, rule, hook_config, settings.model, "reference", bias, recipe), fixed)
 
 
 @pytest.fixture
@@ -462,18 +463,22 @@ def test_an_edit_saved_while_the_model_runs_is_kept(tmp_path, monkeypatch, way):
         assert staged(repo, "notes.md") == NOTES and out.code == 1
 
 
-def direct(repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ...] = ("*.md",)):
+def direct(
+    repo: Path, tmp_path: Path, way: str, file: str, files: tuple[str, ...] = ("*.md",), *, skeleton: bool = True
+):
     """The hook in this process, as `way` (restage, review, check or pre-commit) runs it,
     with one `fix` rule for `files`: (a function that runs it on `file` and returns the
-    HookReport, its result cache, the cache's key for a text of `file`)."""
+    HookReport, its result cache, the cache's key for a text of `file`). `skeleton=False`:
+    the config's `skeleton = false` (no skeleton grammar: answers it would forbid reach the guard)."""
     mode = "check" if way == "check" else "fix"
     hook_config = HookConfig(rules=(Rule(files),), mode=mode, restage=way == "restage")
-    settings = config.resolve({"backend": "reference", "speculate": "off"}, project=None)
+    given = {"backend": "reference", "speculate": "off", "skeleton": skeleton}
+    settings = config.resolve(given, project=None)
     cache = ResultCache(tmp_path / "cache")
     model = settings.model
     rule = hook_config.rule_for(file)
     bias = templates()[rule.command].bias(settings.keep_bias)
-    key = lambda text: cache.key(text, rule, hook_config, model, "reference", bias)  # noqa: E731
+    key = lambda text: cache.key(text, rule, hook_config, model, "reference", bias, (None, None, skeleton))  # noqa: E731
     files = [str(repo / file)] if way == "pre-commit" else None
     return lambda: run_hook(repo, hook_config, settings, files, cache_dir=tmp_path / "cache"), cache, key
 
@@ -510,7 +515,10 @@ def test_a_new_fix_the_guard_refuses_is_not_cached_and_the_commit_goes_on(tmp_pa
     (repo / "data.toml").write_text(text)
     sh("git", "add", "data.toml", cwd=repo)
     monkeypatch.setattr(models, "load", model_work(lambda: Doctored(spell={"[": b"{"})))
-    run, cache, key = direct(repo, tmp_path, "restage", "data.toml", ("*.toml",))
+    # with the skeleton grammar, a TOML file's code cannot change: nothing to refuse
+    run, _, _ = direct(repo, tmp_path / "on", "restage", "data.toml", ("*.toml",))
+    assert run().lines == ["ok data.toml: no changes"] and (repo / "data.toml").read_text() == text
+    run, cache, key = direct(repo, tmp_path, "restage", "data.toml", ("*.toml",), skeleton=False)
     out = run()
     (line,) = out.lines
     refused = "not fixed data.toml: the model's rewrite is refused: the rewrite is not valid TOML"
@@ -553,7 +561,8 @@ def test_an_incomplete_answer_is_not_fixed_and_the_commit_goes_on(tmp_path, monk
     (repo / "notes.md").write_text(NOTES)
     sh("git", "add", "notes.md", cwd=repo)
     monkeypatch.setattr(models, "load", model_work(lambda: Doctored(spell={"q": b"Q"}, stop_after=20)))
-    run, cache, key = direct(repo, tmp_path, way, "notes.md")
+    # a stop before the end is what the skeleton grammar forbids: without it, as on a server
+    run, cache, key = direct(repo, tmp_path, way, "notes.md", skeleton=False)
     out = run()
     (line,) = out.lines
     assert line.startswith("not fixed notes.md: the model's answer ended after "), line
@@ -620,7 +629,7 @@ def test_pre_commit_framework_runs_the_shipped_hook(tmp_path):
     assert (repo / "notes.md").read_text() == NOTES
 
 
-def test_the_result_cache_keys_on_the_keep_bias_spelling_and_chunk_size(tmp_path):
+def test_the_result_cache_keys_on_the_keep_bias_spelling_chunk_size_and_skeleton(tmp_path):
     cache, rule, hc = ResultCache(tmp_path), Rule("*.md", "fix"), HookConfig()
     plain = cache.key("text", rule, hc, "m", "reference")
     assert cache.key("text", rule, hc, "m", "reference", 0.0) == plain
@@ -628,6 +637,9 @@ def test_the_result_cache_keys_on_the_keep_bias_spelling_and_chunk_size(tmp_path
     ours = cache.key("text", rule, hc, "m", "reference", 1.5)  # spelling and chunk_tokens: the command's
     assert cache.key("text", rule, hc, "m", "reference", 1.5, (False, None)) != ours
     assert cache.key("text", rule, hc, "m", "reference", 1.5, (None, 0)) != ours
+    # the skeleton's grammar changes a fix's answer: with it and without it, two keys
+    on = cache.key("text", rule, hc, "m", "reference", 1.5, (None, None, True))
+    assert on != ours and on != cache.key("text", rule, hc, "m", "reference", 1.5, (None, None, False))
 
 
 def test_stopped_runs_end_at_their_next_event_and_over_budget_ones_too():

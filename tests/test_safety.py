@@ -174,19 +174,24 @@ def test_the_session_save_checks_the_file_too(tmp_path):
 
 # --- 2. answers that are not a whole rewrite ---------------------------------------------
 
+# the scripted answers below are ones a fix's skeleton grammar would not let a model write
+# (no closing fence, an empty answer, other text): they test the guard, the second line,
+# as a server's answer (no grammar) reaches it
+NO_GRAMMAR = ("--no-skeleton",)
+
 
 def test_an_answer_that_never_closes_its_fence_is_not_written(tmp_path, answering):
     essay = write(tmp_path / "essay.md", ESSAY)
     backend = answering(FIXED)
     backend.target = backend.tokenize(FIXED) + backend.target[-1:]  # no closing fence: text, then EOS
-    result = invoke("fix", essay, "-y", "--speculate", "off")
+    result = invoke("fix", essay, "-y", "--speculate", "off", *NO_GRAMMAR)
     assert result.exit_code == 5
     assert result.stderr.strip().splitlines()[-1] == (
         "pedit: error: essay.md: the model's answer ended after 77 tokens without closing its code "
         "block (an incomplete rewrite); nothing written (--force to write it anyway)"
     )
     assert essay.read_text() == ESSAY
-    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off")  # the user's call
+    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off", *NO_GRAMMAR)  # the user's call
     assert forced.exit_code == 0 and essay.read_text() == FIXED
 
 
@@ -212,7 +217,7 @@ def test_a_chunked_file_with_an_unclosed_chunk_is_not_written(tmp_path):
 def test_an_answer_closed_at_once_is_not_written(tmp_path, answering):
     essay = write(tmp_path / "essay.md", ESSAY)
     answering("")
-    result = invoke("fix", essay, "-y", "--speculate", "off")
+    result = invoke("fix", essay, "-y", "--speculate", "off", *NO_GRAMMAR)
     assert result.exit_code == 5
     assert result.stderr.strip().splitlines()[-1] == (
         "pedit: error: essay.md: the model's answer is empty; nothing written"
@@ -256,7 +261,7 @@ def test_an_answer_closed_by_a_shorter_fence_is_the_file(tmp_path, answering):
     path = write(tmp_path / "README.md", readme)
     fixed = readme.replace("Then run it.", "Then, run it.")
     answering(fixed, fence="```")  # pedit's fence is ````; the model closes with ```
-    result = invoke("fix", path, "-y", "--speculate", "off")
+    result = invoke("fix", path, "-y", "--speculate", "off", *NO_GRAMMAR)
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == fixed  # no stray ``` line at the end
 
@@ -270,12 +275,12 @@ def test_an_unclosed_answer_that_reached_the_files_end_is_the_file(tmp_path, ans
     fixed = readme.replace("nut shell", "nutshell")
     backend = answering(fixed)
     backend.target = backend.tokenize(fixed.rstrip("\n")) + backend.target[-1:]  # no ````: EOS
-    result = invoke("fix", path, "-y", "--speculate", "off")
+    result = invoke("fix", path, "-y", "--speculate", "off", *NO_GRAMMAR)
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == fixed
     early = fixed.split("tool stop")[0]
     backend.target = backend.tokenize(early) + backend.target[-1:]
-    result = invoke("fix", write(path, readme), "-y", "--speculate", "off")
+    result = invoke("fix", write(path, readme), "-y", "--speculate", "off", *NO_GRAMMAR)
     assert result.exit_code == 5 and "without closing its code block" in result.stderr
     assert path.read_text() == readme
 
@@ -373,20 +378,20 @@ def test_the_guard_refuses_in_every_writing_mode_and_force_overrides(tmp_path, a
     answering(dropped)
     reason = 'a fix drops a paragraph ("The second paragraph says something else…")'
     for mode, code in (("-y", 5), ("--check", 5)):
-        result = invoke("fix", essay, mode, "--speculate", "off")
+        result = invoke("fix", essay, mode, "--speculate", "off", *NO_GRAMMAR)
         assert result.exit_code == code and essay.read_text() == PROSE
         said = result.stderr.strip().splitlines()[-1]
         assert said.startswith("pedit: error: essay.md: ") and reason in said
-    diff = invoke("fix", essay, "--diff", "--speculate", "off")
+    diff = invoke("fix", essay, "--diff", "--speculate", "off", *NO_GRAMMAR)
     assert diff.exit_code == 0 and "-The second paragraph" in diff.stdout
     assert "pedit would not write it without --force" in diff.stderr
     stats = tmp_path / "stats.json"
     invoke("fix", essay, "-y", "--speculate", "off", "--stats-json", stats)
     (one,) = json.loads(stats.read_text())["files"]  # one record for the file, with its figures
     assert one["file"] == "essay.md" and one["completion_tokens"] > 0
-    record = json.loads(invoke("fix", essay, "--json", "--speculate", "off").stdout)[0]
+    record = json.loads(invoke("fix", essay, "--json", "--speculate", "off", *NO_GRAMMAR).stdout)[0]
     assert record["refused"].startswith("a fix drops a paragraph") and not record["written"]
-    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off")
+    forced = invoke("fix", essay, "-y", "--force", "--speculate", "off", *NO_GRAMMAR)
     assert forced.exit_code == 0 and essay.read_text() == dropped
     assert "written (forced: a fix drops a paragraph" in forced.stderr
 

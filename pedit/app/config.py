@@ -112,6 +112,7 @@ KEYS: dict[str, Key] = {
     "keep_bias": Key(float),  # None: the command's own (templates.Template.keep_bias)
     "spelling": Key(bool),  # None: the command's own (templates.Template.spelling)
     "dialect": Key(str, dialect.CHOICES, default=dialect.AUTO),  # the English a fix keeps (dialect.py)
+    "skeleton": Key(bool, default=True),  # a fix's answer follows its skeleton's grammar (tools/skeleton)
     "chunk_tokens": Key(int, lo=0),  # most file tokens per run; 0: whole; None: the command's own
     "n_ctx": Key(int, lo=256, default=8192),
     "threads": Key(
@@ -228,6 +229,7 @@ class Settings:
     keep_bias: float | None
     spelling: bool | None
     dialect: str
+    skeleton: bool
     chunk_tokens: int | None
     n_ctx: int
     threads: int | None
@@ -259,10 +261,10 @@ class Settings:
 
     def engine_options(self, given: EngineOptions | None = None) -> EngineOptions:
         """The engine's options: what the shell gives (its flags; None: the defaults) with
-        these settings' speculate, draft_max, keep_bias, spelling and dialect over them."""
+        these settings' speculate, draft_max, keep_bias, spelling, dialect and skeleton over them."""
         o = given or EngineOptions()
         return replace(
-            o, keep_bias=self.keep_bias,
+            o, keep_bias=self.keep_bias, skeleton=self.skeleton,
             edit=replace(o.edit, speculate=self.speculate, draft_max=self.draft_max),
             tools=replace(o.tools, spelling=self.spelling, dialect=self.dialect),
         )  # fmt: skip

@@ -117,7 +117,7 @@ class Job:
         """The file's skeleton (tools/skeleton), when this job's answers are forced by it:
         a template that changes only prose (fix), on a backend that runs a grammar, with
         no grammar of the user's or a .json file's. None: the guard checks it afterwards."""
-        if not self.template.skeleton or not local(self.backend):
+        if not (self.template.skeleton and self.options.skeleton) or not local(self.backend):
             return None
         if self.constraint(text, name, "rewrite") is not None:
             return None

@@ -26,6 +26,7 @@ class EngineOptions:
     keep_bias: float | None = None  # β on the file's next token (engine/keepbias.py); None: the template's
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
     prompt_cache: bool = True  # the prompt's shared start kept on disk across commands (prefixcache.py)
+    skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
 
     def costed(self, cost: CostModel | None) -> EngineOptions:
         """These options with the loaded model's cost model (the planner's prices)."""

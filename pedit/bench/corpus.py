@@ -30,6 +30,7 @@ class Task:
     license: str
     heldout: bool = False  # not looked at while tuning prompts and settings (docs/quality.md)
     natural: bool = False  # the natural-error corpus: the errors writers make, annotated by kind
+    skeleton: bool = False  # the skeleton set: READMEs with links, badges, code and tables (issue 53)
     check: dict = field(default_factory=dict, hash=False, compare=False)  # refactor checks
 
     @property
@@ -70,6 +71,7 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
             category=t["category"], quick=bool(t.get("quick", False)), max_tokens=t.get("max_tokens"),
             source=t.get("source", ""), license=t.get("license", ""),
             heldout=bool(t.get("heldout", False)), natural=bool(t.get("natural", False)),
+            skeleton=bool(t.get("skeleton", False)),
             check=t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:

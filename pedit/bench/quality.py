@@ -17,6 +17,9 @@ spacing is judged apart (layout, below).
 - score = 1 - d(output, reference) / d(source, reference), d the token-level edit
   (Levenshtein) distance: 1 a perfect fix, 0 no change, below 0 worse than the source
   ("made worse").
+- skeleton pieces changed: the source's skeleton (tools/skeleton: links' targets, code,
+  markup) lost, changed or added in the output, piece by piece (skeleton.changed); a fix
+  must change none.
 - Per kind of error (corpus.KINDS): an error's kind is its annotation's (SOURCES.md), a
   collateral change's the one its shape shows (`change_kind`: "an" for "a" is a/an, a
   word's case alone capital, a word spelt as another variety of English spells it
@@ -30,7 +33,7 @@ import difflib
 import re
 from dataclasses import asdict, dataclass, field
 
-from ..tools import dialect
+from ..tools import dialect, skeleton
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
@@ -70,6 +73,7 @@ class FixScore:
     missed: tuple[str, ...]  # the reference's reading of each error left unfixed
     stray_fence: bool  # the output has fence lines the source does not
     kinds: dict[str, list[int]] = field(default_factory=dict)  # kind: [errors, fixed, collateral]
+    skeleton_changed: int = 0  # pieces of the source's skeleton lost, changed or added (tools/skeleton)
 
     @property
     def recall(self) -> float:
@@ -95,8 +99,11 @@ class FixScore:
         return d
 
 
-def score_fix(source: str, output: str, reference: str, kinds: list[tuple[str, str]] = ()) -> FixScore:
-    """`kinds`: (the error as the source has it, its kind) for each annotated error."""
+def score_fix(
+    source: str, output: str, reference: str, kinds: list[tuple[str, str]] = (), name: str = ""
+) -> FixScore:
+    """`kinds`: (the error as the source has it, its kind) for each annotated error; `name`:
+    the file's, whose kind says its skeleton (none counted without it)."""
     src, out, ref = tokens(source), tokens(output), tokens(reference)
     starts = [m.start() for m in _TOKEN.finditer(source)]
     where = [(source.find(e), source.find(e) + len(e), k) for e, k in kinds if e in source]
@@ -140,7 +147,7 @@ def score_fix(source: str, output: str, reference: str, kinds: list[tuple[str, s
     stray = len(FENCE.findall(output)) != len(FENCE.findall(source))
     return FixScore(
         errors=len(gold), fixed=fixed, collateral=collateral, score=score, missed=tuple(missed),
-        stray_fence=stray, kinds=per,
+        stray_fence=stray, kinds=per, skeleton_changed=skeleton.changed(source, output, name) if name else 0,
     )  # fmt: skip
 
 

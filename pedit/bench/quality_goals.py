@@ -18,6 +18,7 @@ GOALS = {  # the goals for the default configuration (best_score: for the best m
     "recall": 0.7,
     "precision": 0.9,
     "worse": 0,
+    "skeleton": 0,  # skeleton pieces changed, over every fix task
     "refactor": 0.9,
     "best_score": 0.8,
     # on the natural-error corpus's held-out files
@@ -44,6 +45,7 @@ class Summary:
     refactor_pass: float | None
     seconds: float  # mean per scored file
     wrong_written: int = 0  # refactors written (not refused) that fail a check of their task
+    skeleton: int | None = None  # skeleton pieces changed over the fix tasks (None: not counted)
 
 
 def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None) -> Summary:
@@ -67,6 +69,7 @@ def summarize(runs: list[QualityRun], config: str, tasks: set[str] | None = None
         refactor_pass=sum(1 for r in ref if r.passed) / len(ref) if ref else None,
         seconds=statistics.mean(r.seconds for r in mine) if mine else 0.0,
         wrong_written=sum(1 for r in ref if not r.refused and not r.passed),
+        skeleton=sum(f["skeleton_changed"] for f in fix) if fix and all("skeleton_changed" in f for f in fix) else None,
     )
 
 
@@ -119,6 +122,8 @@ def _default_goals(s: Summary, default: str) -> list[Row]:
         (f"default: precision ≥ {pct(GOALS['precision'])}", pct(s.precision),
          ge(s.precision, GOALS["precision"])),
         ("default: no file made worse", f"{s.worse} made worse", s.worse == 0),
+        ("default: no skeleton piece (a link's target, code, markup) changed on any fix task",
+         "–" if s.skeleton is None else f"{s.skeleton} changed", None if s.skeleton is None else s.skeleton == 0),
         (f"default: ≥ {pct(GOALS['refactor'])} of refactors pass every check", pct(s.refactor_pass),
          ge(s.refactor_pass, GOALS["refactor"])),
         ("default: no refactor written that fails a check (refused instead)",

@@ -240,10 +240,13 @@ def _fix_table(by: dict, tasks: list[str], configs: list[str], heldout: set[str]
                 cells.append("")
                 continue
             f = r.fix
-            cell = f"{f['score']:.2f} ({f['fixed']}/{f['errors']}, +{f['collateral']})"
+            skel = f", {f['skeleton_changed']}" if "skeleton_changed" in f else ""  # not counted before
+            cell = f"{f['score']:.2f} ({f['fixed']}/{f['errors']}, +{f['collateral']}{skel})"
             cells.append(cell + (" refused" if r.refused else ""))
         lines.append(f"| {t}{' (held out)' if t in heldout else ''} | " + " | ".join(cells) + " |")
-    return lines + ["", "Each cell: score (errors fixed / errors, + collateral tokens changed).", ""]
+    return lines + ["", "Each cell: score (errors fixed / errors, + collateral tokens changed, and, where "
+                    "counted, skeleton pieces changed: links' targets, code, markup, which a fix must never "
+                    "change).", ""]
 
 
 def _refactor_table(by: dict, tasks: list[str], configs: list[str]) -> list[str]:

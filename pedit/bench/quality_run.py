@@ -81,7 +81,7 @@ def evaluate(task: Task, run: QualityRun) -> QualityRun:
     source = task.text()
     reference = task.reference()
     if reference is not None:
-        run.fix = score_fix(source, run.output, reference, task.kinds()).to_dict()
+        run.fix = score_fix(source, run.output, reference, task.kinds(), task.file).to_dict()
     if task.check:
         run.checks = [asdict(c) for c in run_checks(source, run.output, task.check)]
     return run

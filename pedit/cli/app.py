@@ -151,7 +151,7 @@ def main_options(
 
 
 SETTINGS = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
-            "dialect", "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
+            "dialect", "skeleton", "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
 
 
 def _run(command: str, given: dict, *, data: bool = False) -> None:
@@ -212,7 +212,7 @@ COMMON = [
     ("coalesce", o.Coalesce, True),
     ("prompt_cache", o.PromptCache, True),
     ("schema", o.Schema, None), ("regex", o.Regex, None), ("grammar", o.Grammar, None),
-    ("json_grammar", o.JsonGrammar, True),
+    ("json_grammar", o.JsonGrammar, True), ("skeleton", o.SkeletonGrammar, None),
 ]  # fmt: skip
 
 
@@ -277,7 +277,7 @@ _command(
 )
 
 
-EXTRACT_OMITS = ("regex", "grammar", "json_grammar", "keep_bias", "spelling", "dialect", "schema")
+EXTRACT_OMITS = ("regex", "grammar", "json_grammar", "keep_bias", "spelling", "dialect", "skeleton", "schema")
 _command(
     "extract",
     """Print the data in each of FILES as JSON valid against a schema.

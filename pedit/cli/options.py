@@ -337,6 +337,17 @@ JsonGrammar = Annotated[
         show_default=False,
     ),
 ]
+SkeletonGrammar = Annotated[
+    bool | None,
+    typer.Option(
+        "--skeleton/--no-skeleton",
+        help="A fix may change only the prose: its answer follows a grammar that copies the "
+        "file's skeleton (links' targets, code, markup) as it is. Without it, the write "
+        "guard still refuses a changed skeleton (skeleton = false in the config). [default: on]",
+        rich_help_panel=STRUCTURE,
+        show_default=False,
+    ),
+]
 PromptCache = Annotated[
     bool,
     typer.Option(

@@ -37,8 +37,9 @@ class ResultCache:
         keep_bias: float = 0.0,
         recipe: tuple = (None, None),
     ) -> str:
-        """`recipe`: the spelling and chunk_tokens settings (None: the command's own, which the
-        version keys)."""
+        """`recipe`: the spelling, chunk_tokens and skeleton settings (None: the command's own,
+        which the version keys; a fix under the skeleton's grammar answers otherwise than one
+        without, so the setting is always in the key)."""
         parts = [__version__, model, backend, rule.command, rule.instruction, rule.system,
                  config.temperature, config.seed, text]  # fmt: skip
         if keep_bias:  # the same key as before for the default

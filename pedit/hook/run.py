@@ -189,7 +189,7 @@ def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         return None
     template = templates(rewriter.settings.templates)[rule.command]
     s = rewriter.settings
-    bias, recipe = template.bias(s.keep_bias), (s.spelling, s.chunk_tokens)
+    bias, recipe = template.bias(s.keep_bias), (s.spelling, s.chunk_tokens, s.skeleton)
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
     return Job(
         data=data,
@@ -230,7 +230,7 @@ def _one(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         cache.put(keyed(source.text), new)
         cache.put(keyed(new), new)
     if new == source.text:
-        out.say(f"ok {path}: no changes{' (cached)' if not stats else ''}")
+        out.say(f"ok {path}: no changes{'' if fresh else ' (cached)'}")  # fresh, no stats: no prose to fix
         return
     what = f"{len(hunks(source.text, new))} change(s){_figures(stats)}{out.unstaged}"
     if config.mode == "check":

@@ -73,3 +73,14 @@ def within(text: str, name: str, spans: list[tuple[int, int]]) -> list[tuple[int
 def inside(text: str, name: str, start: int, end: int) -> bool:
     """Is text[start:end] inside one hole (a tool's change that touches no skeleton)?"""
     return any(a <= start and end <= b for a, b in holes(text, name))
+
+
+def changed(old: str, new: str, name: str) -> int:
+    """How many pieces of old's skeleton new lost or changed, and how many it added: the
+    items (Skeleton.items) outside difflib's matching blocks, on either side."""
+    import difflib
+
+    a = [i[:2] for i in of(old, name).items()]
+    b = [i[:2] for i in of(new, name).items()]
+    kept = sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    return (len(a) - kept) + (len(b) - kept)

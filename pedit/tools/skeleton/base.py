@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # scheme URLs and e-mail addresses: what a reader's client links in any text
@@ -106,14 +107,25 @@ def finish(text: str, found: list[Span], kind: Kind) -> Skeleton:
         mark(at, at + lead, LINE)
         mark(at + len(body.rstrip()), at + len(line), LINE)
         at += len(line)
-    for m in URL_OR_MAIL.finditer(text):
-        if all(n is None for n in names[m.start() : m.end()]):
+    for a, b in _free_runs(names):  # in prose only: a link's text may be a URL too
+        for m in URL_OR_MAIL.finditer(text, a, b):
             mark(m.start(), m.end(), "URL" if m.group("url") else "e-mail address")
     for i, c in enumerate(text):
-        if names[i] is None and (c in kind.marks or (not c.isprintable() and c not in " \t")):
+        if names[i] is None and (c in kind.marks or _unseen(c)):
             names[i] = "markup character"
     _widen(text, names, kind.marks)
     return Skeleton(text, tuple(_runs(names)), kind)
+
+
+# control, format, private-use and surrogate characters, and line, paragraph and other
+# space separators than " ": never a hole's (the grammar's \p{C} and \s leave them out).
+# Not "Cn": a character this Python's Unicode does not know may be one a newer one does
+# (llguidance's), and is text there.
+_UNSEEN = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp", "Zs"}
+
+
+def _unseen(c: str) -> bool:
+    return c not in " \t" and unicodedata.category(c) in _UNSEEN
 
 
 def _widen(text: str, names: list[str | None], marks: str) -> None:
@@ -139,6 +151,18 @@ def _widen(text: str, names: list[str | None], marks: str) -> None:
             while j < n and names[j] is None and _WORDISH.match(text[j]):
                 names[j] = names[i]
                 j += 1
+
+
+def _free_runs(names: list[str | None]) -> list[tuple[int, int]]:
+    """(start, end) of every maximal run of prose."""
+    out, start = [], None
+    for i, n in enumerate([*names, "end"]):
+        if n is None and start is None:
+            start = i
+        elif n is not None and start is not None:
+            out.append((start, i))
+            start = None
+    return out
 
 
 def _runs(names: list[str | None]) -> list[Span]:

@@ -8,7 +8,8 @@ line breaks and indentation).
 reStructuredText: directives and comments (a line that starts ".. ") with their indented
 bodies and options, hyperlink targets, literal blocks (the indented lines after a
 paragraph that ends "::"), section over- and underlines, field names, list markers, and
-inline: ``literals``, :roles:`...`, `references`_ and `text <url>`_ whole, |substitutions|.
+inline: ``literals``, :roles:`...`, `references`_ whole, `text <url>`_ but its text,
+|substitutions|.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _INLINE_NAMES = {
     "literal": "inline literal", "role": "role", "reference": "link target",
     "interpreted": "role", "substitution": "substitution", "footnote": "footnote",
 }  # fmt: skip
+_LINK_TEXT = re.compile(r"`(?P<text>[^`<]*?[^\s`<])\s*<[^`>]+>`__?", re.S)
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
 _FIELD = re.compile(r"^[ \t]*:[^:\n]+:(?=\s)")
 _LIST = re.compile(r"^[ \t]*(?:[-*+•]|#\.|\d{1,9}[.)]|\(\d{1,9}\))(?=[ \t]+\S)")
@@ -92,5 +94,10 @@ def rst_spans(text: str) -> list[Span]:
             literal = stripped.endswith("::")
         at += len(line)
     for m in _RST_INLINE.finditer(text):
-        out.append(Span(m.start(), m.end(), _INLINE_NAMES[m.lastgroup]))
+        linked = _LINK_TEXT.fullmatch(m.group()) if m.lastgroup == "reference" else None
+        if linked:  # `text <url>`_: its text is prose, its backtick and target are not
+            out.append(Span(m.start(), m.start() + 1, "link target"))
+            out.append(Span(m.start() + linked.end("text"), m.end(), "link target"))
+        else:
+            out.append(Span(m.start(), m.end(), _INLINE_NAMES[m.lastgroup]))
     return out
