@@ -13,7 +13,8 @@ a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar
 (`whole`: as few runs as the context allows, where `fix` otherwise goes a paragraph at a
 time), whether each run is told which part of the file it is (`partnote`: about 20
 prompt tokens a run; off by default), or the variety of English a fix keeps (`american`:
-always American, whatever the file's). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+always American, whatever the file's), or whether a fix's answer follows its file's
+skeleton grammar (`noskeleton`: without it, the guard alone keeps the skeleton). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """
@@ -48,6 +49,7 @@ class Variant:
     retry: bool = True  # a failed check retried, a strayed rename replaced by the tool's
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
+    skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -60,7 +62,7 @@ class Variant:
             }
 
         return EngineOptions(edit=EditOptions(**mine(EditOptions)), tools=ToolOptions(**mine(ToolOptions)),
-                             keep_bias=self.keep_bias)  # fmt: skip
+                             keep_bias=self.keep_bias, skeleton=self.skeleton)  # fmt: skip
 
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
         return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
@@ -95,6 +97,7 @@ VARIANTS: dict[str, Variant] = {
     "noretry": Variant(retry=False),
     "partnote": Variant(part_note=True),
     "american": Variant(dialect="american"),
+    "noskeleton": Variant(skeleton=False),
 }
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 SUGGEST = re.compile(r"sb(-?\d+(?:\.\d+)?)$")  # sb3: β = 3 on a tool's suggestions in the draft

@@ -317,7 +317,9 @@ _HOW = """## How it is scored
   check fails (no second run, no exact rename written in its place); `+partnote` each
   run of a file cut in runs told which part it is (about 20 prompt tokens a run);
   `+american` a fix that keeps American English whatever the file's variety
-  (`--dialect american`);
+  (`--dialect american`); `+noskeleton` a fix whose answer is free of its file's
+  skeleton grammar, the guard alone keeping links' targets, code and markup
+  (`--no-skeleton`);
   `+whole` the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
   tokens) at a time. Variants run in a separate group are timed in another process:
   compare their seconds with care.

@@ -34,8 +34,9 @@ def draw(row: np.ndarray, matcher: Matcher, s: Sampling, rng: np.random.Generato
 class GrammarRule:
     """What a grammar lets the answer emit next (speculative.Rule)."""
 
-    def __init__(self, matcher: Matcher):
+    def __init__(self, matcher: Matcher, forced_run: int = 0):
         self.matcher = matcher
+        self.forced_run = forced_run  # 0: drafts are cut only where the grammar rejects them
 
     @property
     def done(self) -> bool:
@@ -45,7 +46,14 @@ class GrammarRule:
         return self.matcher.forced()
 
     def valid_prefix(self, tokens: Sequence[int]) -> int:
-        return self.matcher.valid_prefix(tokens)
+        """The draft's tokens to verify: those the grammar allows, up to the first where it
+        forces a run of FORCED_RUN tokens or more (a document's skeleton): that run is emitted
+        with no draw and rides in the next pass with no row of logits, where a draft's row
+        has one (the cut changes which pass reads a token, never which token is emitted)."""
+        n = self.matcher.valid_prefix(tokens)
+        if self.forced_run <= 0 or n < 2:
+            return n
+        return self.matcher.free_prefix(tokens[:n], self.forced_run)
 
     def consume(self, tokens: Sequence[int]) -> None:
         self.matcher.consume(tokens)

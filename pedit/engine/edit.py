@@ -114,7 +114,7 @@ def edit_events(
     rule = FREE
     if o.constraint is not None:
         text = grammar(o.constraint, after="" if until is None else "\n" + prompt.fence)
-        rule = GrammarRule(Matcher(tokenizer_for(backend), text))
+        rule = GrammarRule(Matcher(tokenizer_for(backend), text), o.forced_run)
     common = {"until": until, "rng": rng, "keep": keep}
     if o.speculate == "off" and rule is FREE:
         return generate(backend, prompt.tokens, decode, **common)

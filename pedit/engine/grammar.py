@@ -198,6 +198,23 @@ class Matcher:
         """How many of `tokens` the grammar allows, in order, from here."""
         return self._m.validate_tokens(list(tokens)) if tokens else 0
 
+    def free_prefix(self, tokens: Sequence[int], run: int) -> int:
+        """How many of `tokens` (all allowed) come before the first place after the first
+        token where the grammar forces `run` tokens or more; len(tokens) if none. The state
+        is walked and rolled back: the matcher ends where it began."""
+        consumed = 0
+        try:
+            for j, tok in enumerate(tokens[:-1], 1):
+                if not self._m.consume_token(tok):
+                    break
+                consumed += 1
+                if len(self._m.compute_ff_tokens()) >= run:
+                    return j
+            return len(tokens)
+        finally:
+            if consumed:
+                self._m.rollback(consumed)
+
     def allows(self, token: int) -> bool:
         return self._m.validate_tokens([token]) == 1
 

@@ -7,3 +7,7 @@ SPECULATE = ("auto", "fixed", "off")
 # Most draft tokens verified in one pass (--draft-max's default): a pass of 256, the widest
 # the cost model measures; the planner only goes that wide when the draft has held for long.
 DRAFT_MAX = 255
+
+# A draft is cut where a grammar forces a run this long (EditOptions.forced_run): the run rides
+# in the next pass without logits. 0: never cut (the setting scripts/measure_forced_run.py compares)
+FORCED_RUN = 0

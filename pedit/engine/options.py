@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .names import DRAFT_MAX, DRAFTERS, SPECULATE
+from .names import DRAFT_MAX, DRAFTERS, FORCED_RUN, SPECULATE
 
 if TYPE_CHECKING:
     from .costmodel import CostModel
@@ -57,7 +57,9 @@ class EditOptions:
     the draft's tokens that differ from req.doubtful (the suggestions the model's reading
     is sure of; None: suggest_bias there too).
     constraint: what the answer must match (a rewrite: the file's text, before its closing
-    fence); coalesce: forced tokens cost no pass of their own (speculative.py)."""
+    fence); coalesce: forced tokens cost no pass of their own (speculative.py); forced_run:
+    a draft is cut where the grammar would force this many tokens or more, which then ride
+    in the next pass without rows of logits (constrained.GrammarRule; 0: never cut)."""
 
     kind: str = "rewrite"
     max_tokens: int | None = None  # None: room for the answer (default_max_tokens)
@@ -72,6 +74,7 @@ class EditOptions:
     sure_bias: float | None = None  # β where the draft differs from req.doubtful (None: suggest_bias)
     constraint: Constraint | None = None
     coalesce: bool = True
+    forced_run: int = FORCED_RUN
 
     def __post_init__(self):
         if self.speculate not in SPECULATE:

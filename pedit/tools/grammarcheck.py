@@ -34,7 +34,7 @@ from pathlib import Path
 
 from .dialect import AUTO, resolve
 from . import skeleton
-from .spelling import by_length, prose_spans, spellcheck
+from .spelling import by_length, checker, prose_spans, spellcheck
 
 # Harper's rules whose first suggestions, each made alone, were right (brought the text
 # closer to the correct one) at least 3 times in 4, over at least 3 suggestions, on the
@@ -82,10 +82,27 @@ def changes(text: str, filename: str) -> list[Change]:
     else:
         found = _lint(text, "markdown" if suffix in ("md", "markdown") else "plaintext", 0)
     free = skeleton.holes(text, filename)  # never a change that touches the skeleton
-    found = [_kept_break(text, c) for c in found]
+    found = [_kept_break(text, c) for c in found if not _continued(text, c)]
     inside = [c for c in found if any(a <= c.start and c.end <= b for a, b in spans)
               and any(a <= c.start and c.end <= b for a, b in free)]  # fmt: skip
     return sorted((c for c in inside if not _code_like(text, c)), key=lambda c: (c.start, c.end, c.rule))
+
+
+_MARKERS = " \t\r\n-*+>#_`|"  # what may stand between a sentence's end and the next word's start
+
+
+def _continued(text: str, c: Change) -> bool:
+    """A capital Harper asks for where the sentence goes on: the word is a name the
+    dictionary does not know, written in lower case ("psutil (process and system
+    utilities) is"), or the text before it ends with "," ":" or ";" (a list's items after
+    "gives you:", the line after the list). Real text writes both so."""
+    if c.rule != "SentenceCapitalization":
+        return False
+    word = text[c.start : c.end]
+    if word.isalpha() and word.lower() not in checker():
+        return True
+    before = text[: c.start].rstrip(_MARKERS)
+    return before.endswith((",", ":", ";"))
 
 
 def _kept_break(text: str, c: Change) -> Change:
