@@ -188,10 +188,11 @@ def documents(draw) -> str:
         if draw(st.booleans()):
             parts.append(draw(BLOCKS).replace("{p}", draw(PROSE)))
         else:
-            line = [draw(PROSE)]
-            for _ in range(draw(st.integers(0, 2))):
-                line += [draw(PIECES).replace("{p}", draw(PROSE)), draw(PROSE)]
-            parts.append(" ".join(line) + "\n")
+            line = draw(PROSE)
+            for _ in range(draw(st.integers(0, 3))):  # a paragraph of one line or several
+                line += draw(st.sampled_from([" ", "\n"])) + draw(PIECES).replace("{p}", draw(PROSE))
+                line += draw(st.sampled_from([" ", "\n"])) + draw(PROSE)
+            parts.append(line + "\n")
     return "\n".join(parts) + "\n[ref]: https://ex.org/r\n"
 
 
@@ -228,7 +229,7 @@ def test_a_model_that_writes_anything_keeps_the_skeleton_every_time(writer, doc,
         return
     answer = fin.text
     assert items(answer, "doc.md") == items(doc, "doc.md")
-    assert answer.count("\n") == doc.count("\n")
+    assert answer.count("\n") <= doc.count("\n")  # a soft break may be joined, never one added
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -2,6 +2,10 @@
 
     start: s_0 hole(h_1) s_1 hole(h_2) ... s_n          (s_i: the spans between holes, forced)
 
+A line break between two holes of one paragraph (`SOFT`) may also be written as a space:
+a model joins a paragraph's lines, and a grammar that held it to them would leave it no way
+to end its answer. It can never add a line.
+
 A hole is runs of text T (printable characters that are neither spaces nor the kind's
 marks) between runs of spaces and tabs SP: no line break, no mark, so a hole can neither
 write markup nor end a line. Its first and last characters are of the classes the
@@ -26,6 +30,10 @@ import re
 from .base import LINE, Skeleton
 
 SPACE = " \t"
+# a line break between two holes with nothing but the next line's indentation: a paragraph's
+# soft break, which a fix may also write as one space (a model joins a paragraph's lines, and
+# app/linebreaks.py puts them back); never two breaks, nor a hard break's trailing spaces
+SOFT = re.compile(r"\r?\n[ \t]*")
 STARTERS = ("list marker", "quote marker", "heading marker", "field", LINE)
 
 
@@ -140,9 +148,11 @@ def lark(sk: Skeleton, free: list[tuple[int, int, tuple[str, str, str]]] | None 
     text = sk.text
     end = len(text) - 1 if text.endswith("\n") and not (free and free[-1][1] == len(text)) else len(text)
     items, rules, used, at = [], {}, set(), 0
-    for a, b, sig in free:
+    for i, (a, b, sig) in enumerate(free):
         if a > at:
-            items.append(json.dumps(text[at:a], ensure_ascii=False))
+            literal = json.dumps(text[at:a], ensure_ascii=False)
+            joins = i > 0 and free[i - 1][1] == at and SOFT.fullmatch(text, at, a)
+            items.append(f'({literal} | " ")' if joins else literal)
         name, rule, lex = hole_rule(*sig)
         rules[name], used = rule, used | lex
         items.append(name)
