@@ -241,3 +241,19 @@ def test_speculation_under_the_skeleton_is_plain_constrained_decoding(doc, sampl
     assert fast.tokens == plain.tokens and fast.text == plain.text
     assert fast.stats.stop_reason == plain.stats.stop_reason
     assert fast.stats.forward_passes <= plain.stats.forward_passes
+
+
+def test_prose_moved_across_a_code_span_is_refused():
+    """The grammar keeps every piece of the skeleton in order but lets a hole's text go
+    anywhere: the default model once wrote "add `.env` to your application ... from a file"
+    for "add python-dotenv to your application ... from a `.env` file". The guard refuses it."""
+    text = (CORPUS / "dotenv_readme.md").read_text()
+    moved = text.replace(
+        "you can add python-dotenv to your application to make it\nload the configuration from a `.env` file when",
+        "you can add `.env` to your application to make it\nload the configuration from a file when",
+    )
+    assert moved != text and items(moved, "dotenv_readme.md") == items(text, "dotenv_readme.md")
+    refusal = guard.judge("dotenv_readme.md", text, moved, judged=True)
+    assert refusal.reason == 'a fix moves prose across the document\'s skeleton (line 11: "to help you with that, you…")'
+    fixed = text.replace("enviroment variables", "environment variables")
+    assert guard.judge("dotenv_readme.md", text, fixed, judged=True) is None

@@ -24,7 +24,9 @@ A judged template only (Template.judged: `fix`, an instruction to change little;
     size            len(new) >= SHRINK * len(old)
     skeleton        the document's skeleton (tools/skeleton: links' targets, code spans and
                     blocks, HTML, markup; a code file's code) is the same, piece by piece
-                    (`skeleton_changed`): what a fix's grammar forces, checked where none ran
+                    (`skeleton_changed`): what a fix's grammar forces, checked where none ran;
+                    and the prose between two pieces keeps most of its words (`prose_moved`:
+                    the grammar lets a hole's text go anywhere, a sentence across a code span)
     code            in a code file, the tokens outside comments and strings are the same
                     (pygments' lexer for the file name): a fix of the prose in code never
                     changes what the code does
@@ -108,6 +110,7 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     if not found and not prose:
         found = _code_changed(name, old, new)
     found = found or added_markup(old, new, headings=prose) or skeleton_changed(name, old, new)
+    found = found or prose_moved(name, old, new)
     return Refusal(reason=f"a fix {found}") if found else None
 
 
@@ -150,6 +153,28 @@ def skeleton_changed(name: str, old: str, new: str) -> str | None:
 
 
 _LIGHT = ("markup", "markup character")
+
+
+def prose_moved(name: str, old: str, new: str) -> str | None:
+    """With the skeleton kept, the first stretch of prose between two of its pieces (of
+    PARAGRAPH words or more) less than KEPT of whose words new keeps, kept or corrected,
+    in the same stretch: prose moved across a piece ("add python-dotenv to your app ...
+    from a `.env` file" -> "add `.env` to your app ... from a file"), which the grammar
+    allows (the holes' text is free) and which changes what the text says."""
+    a, b = skeleton.of(old, name), skeleton.of(new, name)
+    x, y = skeleton.segments(a), skeleton.segments(b)
+    if len(x) != len(y):
+        return None  # skeleton_changed says why
+    at = 0
+    for one, two in zip(x, y, strict=True):
+        words = one.split()
+        if len(words) >= PARAGRAPH and one != two:
+            kept, _ = Alignment(one, two).kept()
+            if sum(kept) < KEPT * len(words):
+                line = old.count("\n", 0, old.index(one, at)) + 1
+                return f"moves prose across the document's skeleton (line {line}: {_quote(words)})"
+        at += len(one)
+    return None
 
 
 def _first_line_apart(a: str, b: str) -> tuple[int, str, str]:

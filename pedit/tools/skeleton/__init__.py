@@ -26,7 +26,7 @@ from . import code, markdown
 from . import text as plain
 from .base import LINE, URL_OR_MAIL, Kind, Skeleton, Span, finish
 
-__all__ = ["LINE", "URL_OR_MAIL", "Kind", "Skeleton", "Span", "finish", "holes", "joined_lines", "of"]
+__all__ = ["LINE", "URL_OR_MAIL", "Kind", "Skeleton", "Span", "finish", "holes", "joined_lines", "of", "segments"]
 
 
 def of(text: str, name: str) -> Skeleton:
@@ -84,3 +84,16 @@ def changed(old: str, new: str, name: str) -> int:
     b = [i[:2] for i in of(new, name).items()]
     kept = sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
     return (len(a) - kept) + (len(b) - kept)
+
+
+def segments(sk: Skeleton) -> list[str]:
+    """The prose between the skeleton's pieces (all spans but a paragraph's line breaks:
+    a blank line parts two stretches too), in order. A fix that keeps the skeleton and its
+    paragraphs has as many."""
+    out, at = [], 0
+    for span in sk.spans:
+        if span.kind != LINE or sk.text.count("\n", span.start, span.end) > 1:
+            out.append(sk.text[at : span.start])
+            at = span.end
+    out.append(sk.text[at:])
+    return out
