@@ -46,6 +46,7 @@ from ..errors import RefusedError
 from ..events import Finished
 from ..tools import skeleton
 from .parse import parse_error
+from .skeletoncheck import skeleton_changed
 
 WORDS = 0.25  # a fix changes at most this share of the words...
 MIN_WORDS = 8  # ...once it changes more than this many
@@ -114,47 +115,6 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     return Refusal(reason=f"a fix {found}") if found else None
 
 
-def cut_short(old: str, new: str) -> str | None:
-    """An answer that is the start of the file and much shorter: the model stopped copying
-    and closed its block early. Not a rewrite, whatever the command (--force writes it)."""
-    head = new.rstrip()
-    if head and len(new) < SHRINK * len(old) and old.startswith(head):
-        return (
-            f"stops early: it is the file's first {head.count(chr(10)) + 1} of "
-            f"{old.rstrip().count(chr(10)) + 1} lines"
-        )
-    return None
-
-
-# --- what a fix may change --------------------------------------------------------------
-
-
-def skeleton_changed(name: str, old: str, new: str) -> str | None:
-    """The first piece of old's skeleton (tools/skeleton: a link's target, a code span or
-    block, markup) that new does not have as it was, in order, or None. A fix under the
-    skeleton's grammar cannot change one; a remote backend's, or a grammar-less path's, can.
-    Of the pieces one change touches, the weightiest is named (a link's target before the
-    `[` that opened it)."""
-    a, b = skeleton.of(old, name).items(), skeleton.of(new, name).items()
-    ops = difflib.SequenceMatcher(None, [i[:2] for i in a], [i[:2] for i in b], autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            continue
-        if i1 == i2:
-            kind, text, line = b[j1]
-            return f"adds {kind} on line {line} ({_clip(text)})"
-        kind, text, line = max(a[i1:i2], key=lambda item: item[0] not in _LIGHT)
-        other = next((t for k, t, _ in b[j1:j2] if k == kind), None)
-        if other is None:
-            return f"removes the {kind} on line {line} ({_clip(text)})"
-        at, was, now = _first_line_apart(text, other)
-        return f"changes the {kind} on line {line + at} ({_clip(was)} -> {_clip(now)})"
-    return None
-
-
-_LIGHT = ("markup", "markup character")
-
-
 def prose_moved(name: str, old: str, new: str) -> str | None:
     """With the skeleton kept, the first stretch of prose between two of its pieces (of
     PARAGRAPH words or more) less than KEPT of whose words new keeps, kept or corrected,
@@ -177,19 +137,19 @@ def prose_moved(name: str, old: str, new: str) -> str | None:
     return None
 
 
-def _first_line_apart(a: str, b: str) -> tuple[int, str, str]:
-    """(line offset, line of a, line of b) where two texts first differ."""
-    x, y = a.splitlines() or [""], b.splitlines() or [""]
-    for n, (p, q) in enumerate(zip(x, y, strict=False)):
-        if p != q:
-            return n, p, q
-    n = min(len(x), len(y))
-    return n, x[n] if n < len(x) else "", y[n] if n < len(y) else ""
+def cut_short(old: str, new: str) -> str | None:
+    """An answer that is the start of the file and much shorter: the model stopped copying
+    and closed its block early. Not a rewrite, whatever the command (--force writes it)."""
+    head = new.rstrip()
+    if head and len(new) < SHRINK * len(old) and old.startswith(head):
+        return (
+            f"stops early: it is the file's first {head.count(chr(10)) + 1} of "
+            f"{old.rstrip().count(chr(10)) + 1} lines"
+        )
+    return None
 
 
-def _clip(text: str, n: int = 40) -> str:
-    one = " ".join(text.split())
-    return repr(one if len(one) <= n else one[: n - 1] + "…")
+# --- what a fix may change --------------------------------------------------------------
 
 
 def _shrunk(old: str, new: str) -> str | None:
