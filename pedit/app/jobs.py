@@ -25,8 +25,7 @@ from ..machine import prefixcache
 from ..machine.calibration import identity
 from ..models import cache_root
 from ..request import EditRequest
-from ..tools import dialect, fix, skeleton
-from ..tools.skeleton import Skeleton
+from ..tools import dialect, fix
 from . import chunking
 from .linebreaks import keep_line_breaks
 from .options import EngineOptions
@@ -113,16 +112,6 @@ class Job:
             return None
         return json_grammar(text, name) if kind == "rewrite" and self.options.json_auto else None
 
-    def skeleton_of(self, text: str, name: str) -> Skeleton | None:
-        """The file's skeleton (tools/skeleton), when this job's answers are forced by it:
-        a template that changes only prose (fix), on a backend that runs a grammar, with
-        no grammar of the user's or a .json file's. None: the guard checks it afterwards."""
-        if not (self.template.skeleton and self.options.skeleton) or not local(self.backend):
-            return None
-        if self.constraint(text, name, "rewrite") is not None:
-            return None
-        return skeleton.of(text, name)
-
     def scored(self, req: EditRequest) -> tuple[EditRequest, Scored | None]:
         """fix.scored for this job's request, where its drafts carry the tools' suggestions
         and the keep-bias leans on them; else (req, None)."""
@@ -172,8 +161,7 @@ class Job:
         return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
 
     def pieces(self, text: str, name: str, kind: str, joined: frozenset[int] = frozenset()) -> list[str]:
-        """The file in runs that fit the context (the template's size, lines kept whole,
-        no run starting at a line in `joined`: inside a code block)."""
+        """`joined`: lines no run starts at (inside a code block: skeleton.joined_lines)."""
         budget = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
@@ -191,13 +179,7 @@ class Job:
         return chunking.chunks(text, count, budget, joined)
 
     def run_one(
-        self,
-        req: EditRequest,
-        kind: str,
-        label: str,
-        *,
-        whole: bool = True,
-        score: bool = False,
+        self, req: EditRequest, kind: str, label: str, *, whole: bool = True, score: bool = False,
         forced: Constraint | None = None,
     ) -> Generator[Event | Started, None, Finished]:
         """One run: Started(label), then its events; returns its Finished, a `fix`'s with

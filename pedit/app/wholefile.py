@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import PurePath
 
 from ..checks import guard
+from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError, UsageError
 from ..tools import skeleton
@@ -27,7 +28,7 @@ def rewrite(
     between them kept as it is. `draft`: a tool's proposal for the whole file, cut
     into the same lines as the pieces (it must have as many lines as `text`; if not,
     it drafts a file that goes in one run only)."""
-    sk = job.skeleton_of(text, name)
+    sk = _skeleton(job, text, name)
     if spans is None:
         parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
         n = len(parts)
@@ -73,6 +74,17 @@ def rewrite(
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _skeleton(job: Job, text: str, name: str) -> Skeleton | None:
+    """The file's skeleton (tools/skeleton), when the job's answers are forced by it: a
+    template that changes only prose (fix), on a backend that runs a grammar, with no
+    grammar of the user's or a .json file's. None: the guard checks it afterwards."""
+    if not (job.template.skeleton and job.options.skeleton) or not local(job.backend):
+        return None
+    if job.constraint(text, name, "rewrite") is not None:
+        return None
+    return skeleton.of(text, name)
 
 
 def _forced(sk: Skeleton | None, start: int, end: int) -> Constraint | None | bool:

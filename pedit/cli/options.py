@@ -328,45 +328,25 @@ Regex = Annotated[
     ),
 ]
 Grammar = Annotated[Path | None, _file("The answer matches this grammar (Lark, llguidance's syntax).")]
-JsonGrammar = Annotated[
-    bool,
-    typer.Option(
-        "--json-grammar/--no-json-grammar",
-        help="Rewrite a .json file that parses under a JSON grammar, so the result is JSON. [default: on]",
-        rich_help_panel=STRUCTURE,
-        show_default=False,
-    ),
-]
-SkeletonGrammar = Annotated[
-    bool | None,
-    typer.Option(
-        "--skeleton/--no-skeleton",
-        help="A fix may change only the prose: its answer follows a grammar that copies the "
-        "file's skeleton (links' targets, code, markup) as it is. Without it, the write "
-        "guard still refuses a changed skeleton (skeleton = false in the config). [default: on]",
-        rich_help_panel=STRUCTURE,
-        show_default=False,
-    ),
-]
-PromptCache = Annotated[
-    bool,
-    typer.Option(
-        "--prompt-cache/--no-prompt-cache",
-        help="Keep the prompt's shared start (system prompt, instruction) in pedit's cache on disk, "
-        "so the next command loads it instead of reading it. [default: on]",
-        rich_help_panel=SPECULATION,
-        show_default=False,
-    ),
-]
-Coalesce = Annotated[
-    bool,
-    typer.Option(
-        "--coalesce/--no-coalesce",
-        help="Under a grammar, emit the tokens it forces without a forward pass of their own. [default: on]",
-        rich_help_panel=SPECULATION,
-        show_default=False,
-    ),
-]
+JsonGrammar = Annotated[bool, _flag(
+    "--json-grammar/--no-json-grammar", panel=STRUCTURE,
+    text="Rewrite a .json file that parses under a JSON grammar, so the result is JSON. [default: on]",
+)]  # fmt: skip
+SkeletonGrammar = Annotated[bool | None, _flag(
+    "--skeleton/--no-skeleton", panel=STRUCTURE,
+    text="A fix may change only the prose: its answer follows a grammar that copies the file's skeleton "
+    "(links' targets, code, markup) as it is. Without it, the write guard still refuses a changed "
+    "skeleton (skeleton = false in the config). [default: on]",
+)]  # fmt: skip
+PromptCache = Annotated[bool, _flag(
+    "--prompt-cache/--no-prompt-cache", panel=SPECULATION,
+    text="Keep the prompt's shared start (system prompt, instruction) in pedit's cache on disk, "
+    "so the next command loads it instead of reading it. [default: on]",
+)]  # fmt: skip
+Coalesce = Annotated[bool, _flag(
+    "--coalesce/--no-coalesce", panel=SPECULATION,
+    text="Under a grammar, emit the tokens it forces without a forward pass of their own. [default: on]",
+)]  # fmt: skip
 
 
 def constraint(schema: Path | None, regex: str | None, grammar: Path | None):
