@@ -135,30 +135,31 @@ def test_the_default_fix_sees_the_confused_words_a_dictionary_cannot(tmp_path, r
 SKELETON_FILES = Path(__file__).parent / "data" / "skeleton"
 
 
+def fixed_by_default(tmp_path: Path, cache: Path, data: str, name: str) -> tuple[str, str]:
+    """(the file's text, what `pedit fix NAME -y` wrote) for a file of tests/data/skeleton,
+    its skeleton's pieces asserted the same."""
+    path = tmp_path / name
+    old = (SKELETON_FILES / data).read_text()
+    path.write_text(old)
+    result = pedit("fix", str(path), "-y", cache=cache)
+    assert result.returncode == 0, result.stderr
+    new = path.read_text()
+    assert skeleton.of(new, name).items() == skeleton.of(old, name).items()
+    return old, new
+
+
 def test_the_default_fix_keeps_a_link_it_once_dropped_and_fixes_the_prose(tmp_path, real_cache):
     """Issue 53's first reproduction: "an question" is fixed, and every link's target is
     kept (the model once answered `[StackOverflow and tag it `tarn`]`, the target gone):
     the skeleton is forced by the fix's grammar."""
-    path = tmp_path / "README.md"
-    old = (SKELETON_FILES / "tarn_readme.md").read_text()
-    path.write_text(old)
-    result = pedit("fix", str(path), "-y", cache=real_cache)
-    assert result.returncode == 0, result.stderr
-    new = path.read_text()
+    _, new = fixed_by_default(tmp_path, real_cache, "tarn_readme.md", "README.md")
     assert "If you have a question" in new
-    assert skeleton.of(new, "README.md").items() == skeleton.of(old, "README.md").items()
     assert "(https://stackoverflow.com/questions/tagged/tarn)." in new
 
 
 def test_the_default_fix_leaves_an_install_block_as_it_was(tmp_path, real_cache):
     """Issue 53's second reproduction: the fenced install block is unchanged ("uv add" was
     once rewritten "uvicorn"); its comment's "run run" is code's, and stays."""
-    path = tmp_path / "sse.md"
-    old = (SKELETON_FILES / "sse_readme.md").read_text()
-    path.write_text(old)
-    result = pedit("fix", str(path), "-y", cache=real_cache)
-    assert result.returncode == 0, result.stderr
-    new = path.read_text()
+    old, new = fixed_by_default(tmp_path, real_cache, "sse_readme.md", "sse.md")
     block = old[old.index("```bash") : old.index("```", old.index("```bash") + 3)]
     assert block in new
-    assert skeleton.of(new, "sse.md").items() == skeleton.of(old, "sse.md").items()

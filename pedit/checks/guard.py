@@ -110,18 +110,21 @@ def judge_fix(name: str, old: str, new: str) -> Refusal | None:
     prose = PurePath(name).suffix.lower() in PROSE
     if not found and not prose:
         found = _code_changed(name, old, new)
-    found = found or added_markup(old, new, headings=prose) or skeleton_changed(name, old, new)
-    found = found or prose_moved(name, old, new)
+    found = found or added_markup(old, new, headings=prose)
+    if not found:  # each text's skeleton read once, for both of its checks
+        a, b = skeleton.of(old, name), skeleton.of(new, name)
+        found = skeleton_changed(a, b) or prose_moved(a, b)
     return Refusal(reason=f"a fix {found}") if found else None
 
 
-def prose_moved(name: str, old: str, new: str) -> str | None:
+def prose_moved(a: skeleton.Skeleton, b: skeleton.Skeleton) -> str | None:
     """With the skeleton kept, the first stretch of prose between two of its pieces (of
     PARAGRAPH words or more) less than KEPT of whose words new keeps, kept or corrected,
     in the same stretch: prose moved across a piece ("add python-dotenv to your app ...
     from a `.env` file" -> "add `.env` to your app ... from a file"), which the grammar
-    allows (the holes' text is free) and which changes what the text says."""
-    a, b = skeleton.of(old, name), skeleton.of(new, name)
+    allows (the holes' text is free) and which changes what the text says. `a`, `b`: the
+    old and new texts' skeletons."""
+    old = a.text
     x, y = skeleton.segments(a), skeleton.segments(b)
     if len(x) != len(y):
         return None  # skeleton_changed says why

@@ -13,13 +13,13 @@ import difflib
 from ..tools import skeleton
 
 
-def skeleton_changed(name: str, old: str, new: str) -> str | None:
+def skeleton_changed(old: skeleton.Skeleton, new: skeleton.Skeleton) -> str | None:
     """The first piece of old's skeleton (tools/skeleton: a link's target, a code span or
     block, markup) that new does not have as it was, in order, or None. A fix under the
     skeleton's grammar cannot change one; a remote backend's, or a grammar-less path's, can.
     Of the pieces one change touches, the weightiest is named (a link's target before the
-    `[` that opened it)."""
-    a, b = skeleton.of(old, name).items(), skeleton.of(new, name).items()
+    `[` that opened it). `old`, `new`: the two texts' skeletons (skeleton.of)."""
+    a, b = old.items(), new.items()
     ops = difflib.SequenceMatcher(None, [i[:2] for i in a], [i[:2] for i in b], autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
