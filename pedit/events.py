@@ -25,6 +25,7 @@ class Stats:
     plain_step_seconds: float | None = None  # a plain one-token step, measured in this run
     speedup: float | None = None  # completion_tokens * plain_step_seconds / decode_seconds
     coalesced_tokens: int = 0  # tokens a grammar forced, emitted without a forward pass of their own
+    forced_tokens: int = 0  # tokens a grammar forced: no draw, whatever pass read them
     cached_tokens: int = 0  # prompt tokens found in the backend's cache, not read again
     # Where the answer's time goes:
     rows_read: int = 0  # rows the answer's passes read (not the prefill's): the model's own, drafts, forced
@@ -103,6 +104,7 @@ class Stats:
             plain_step_seconds=plain / tokens if plain and tokens else None,
             speedup=plain / decode if plain and decode else None,
             coalesced_tokens=sum(x.coalesced_tokens for x in runs),
+            forced_tokens=sum(x.forced_tokens for x in runs),
             cached_tokens=sum(x.cached_tokens for x in runs),
             rows_read=sum(x.rows_read for x in runs),
             passes_by_size=sizes,

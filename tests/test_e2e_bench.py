@@ -4,7 +4,9 @@ figures read back from --stats-json), and the goals computed from the medians.""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.bench import e2e, e2e_bounds, e2e_medians, e2e_report
 from pedit.bench.corpus import load_tasks
+from pedit.tools import skeleton
 
 TASK = next(t for t in load_tasks() if t.id == "md-essay-demo")
 
@@ -36,6 +39,11 @@ def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
     for config in ("lookup", "reading"):  # the peer's process, and the model reading the answer
         want = ["-m", "pedit.bench.e2e", config, "md-essay-demo"]
         assert e2e.command(TASK, path, config, stats)[1:5] == want
+    # the baseline: the same command, run by another installation's Python
+    other = tmp_path / "old" / "bin" / "python"
+    assert e2e.command(TASK, path, "baseline", stats, other) == [str(other)] + e2e.command(
+        TASK, path, "pedit", stats
+    )[1:]
 
 
 def test_a_real_run_reads_its_figures_back(monkeypatch, isolated_dirs):
@@ -67,6 +75,85 @@ def test_the_runs_have_a_cache_of_their_own_and_the_first_is_a_new_users(monkeyp
     runs = e2e.run_all([other, TASK], ["pedit"], 0)
     assert [(x.task, x.repeat, x.exit_code) for x in runs] == [(TASK.id, -1, 0), (other.id, -1, 0)]
     assert not (isolated_dirs / "cache" / "pedit" / "costs").exists()
+
+
+def test_a_baseline_installation_runs_the_same_commands_warmed_up_after_pedits(monkeypatch, isolated_dirs):
+    """--baseline PYTHON: another installation's pedit (here this one's own Python) runs the
+    same command, warmed up after pedit's; its version is the commit its pedit comes from."""
+    monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    python = Path(sys.executable)
+    runs = e2e.run_all([TASK], ["pedit", "baseline"], 1, baseline=python)
+    got = [(x.config, x.repeat, x.exit_code) for x in runs]
+    assert got == [("pedit", -1, 0), ("baseline", -1, 0), ("pedit", 0, 0), ("baseline", 0, 0)]
+    assert runs[2].output == runs[3].output  # one installation: the same text
+    here = Path(e2e.__file__).parent
+    head = subprocess.run(["git", "-C", str(here), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    assert e2e.version(python) == {"python": str(python), "commit": head.stdout.strip()[:80] or None}
+
+
+def test_the_baseline_goal_and_table_are_its_medians_against_pedits():
+    runs = []
+    rows = {"passes_by_size": {"8": 5}, "rejected": 5, "backend_seconds": 2.0, "rejections": 1,
+            "rejected_seconds": 0.1}  # fmt: skip
+    for r, (p, b) in enumerate([(10, 12), (11, 13), (12, 11)]):
+        runs += [run("a", "pedit", r, p, rows_read=50, accepted=30, forced=9, **rows),
+                 run("a", "baseline", r, b, rows_read=60, accepted=40, forced=0, **rows)]
+    runs += [run("b", "pedit", 0, 10, output="y"), run("b", "baseline", 0, 9.5)]
+    data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}], "baseline": {"python": "/o/python", "commit": "abc x"},
+            "machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c", "model": "m",
+            "repeats": 3}  # fmt: skip
+    goals = {g: (v, ok) for g, v, ok in e2e_report.goals(data)}
+    # a: 12 / 11 = 1.09x; b: 9.5 / 10 = 0.95x
+    assert goals["every task end to end >= 1.0x the baseline (an earlier pedit, interleaved)"] == (
+        "worst 0.95x (b)", False)  # fmt: skip
+    text = e2e_report.markdown(data)
+    assert "/o/python, at `abc x`" in text
+    assert "| a | 11.0 | 12.0 | 1.09x | 3.0 / 3.0 | 50 / 60 | 9 / 0 | 3 of 3 |" in text
+    assert "| b | 10.0 | 9.5 | 0.95x | 3.0 / 3.0 | 0 / 0 | 0 / 0 | 0 of 1 |" in text
+
+
+def test_the_skeleton_goal_is_the_share_that_took_no_draw_against_the_skeletons():
+    """A fix's answer of 100 tokens with 30 forced drew 70 of the file's 100 tokens: 30%
+    took no draw, against a skeleton of 25 tokens (25%): met; a task with a 40-token
+    skeleton misses it. Tasks that are not fixes, and runs without the count, are left out."""
+    runs = [run("a", "pedit", 0, 10, completion_tokens=100, forced=30), run("a", "reading", 0, 5, skeleton_tokens=25),
+            run("b", "pedit", 0, 10, completion_tokens=100, forced=30), run("b", "reading", 0, 5, skeleton_tokens=40),
+            run("c", "pedit", 0, 10, completion_tokens=100, forced=0), run("c", "reading", 0, 5, skeleton_tokens=90),
+            run("d", "pedit", 0, 10), run("d", "reading", 0, 5)]  # fmt: skip
+    tasks = [{"id": "a", "command": "fix"}, {"id": "b", "command": "fix"}, {"id": "c", "command": "refactor"},
+             {"id": "d", "command": "fix"}]  # fmt: skip
+    data = {"runs": runs, "tasks": tasks, "machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s",
+            "command": "c", "model": "m", "repeats": 1}  # fmt: skip
+    goals = {g: (v, ok) for g, v, ok in e2e_report.goals(data)}
+    key = "a fix's tokens that took no draw >= the share of its file's tokens in the skeleton (every fix task)"
+    assert goals[key] == ("worst 30% against 40% (b)", False)
+    text = e2e_report.markdown(data)
+    assert "| a | 100 | 25 = 25% | 100 / 30 / 70 | 30% |" in text
+    assert "| c |" not in text.split("## The skeleton")[1] and "| d |" not in text.split("## The skeleton")[1]
+
+
+def test_the_skeletons_tokens_are_those_wholly_inside_it():
+    """Counted on the reference backend's tokenizer: a line of code is all skeleton, a
+    sentence with no line break is all prose, a link's target is skeleton and its text is not."""
+    backend = open_backend("reference")
+    try:
+        code = "x = compute(1, 2)"
+        assert e2e.skeleton_tokens(backend, code, "a.py") == (len(backend.tokenize(code)),) * 2
+        prose = "Hello world, this is prose."
+        assert e2e.skeleton_tokens(backend, prose, "a.txt") == (len(backend.tokenize(prose)), 0)
+        # a link: each token counted when every byte of it is a skeleton byte (a set, recounted)
+        link = "See [the guide](https://example.org/a/long/path/to/the/guide.html) now"
+        sk = skeleton.of(link, "a.md")
+        inside_bytes = {b for sp in sk.spans for b in range(len(link[: sp.start].encode()), len(link[: sp.end].encode()))}
+        at, want = 0, 0
+        for t in backend.tokenize(link):
+            end = at + len(backend.token_bytes(t))
+            want += all(b in inside_bytes for b in range(at, end))
+            at = end
+        assert e2e.skeleton_tokens(backend, link, "a.md") == (len(backend.tokenize(link)), want)
+        assert 0 < want < len(backend.tokenize(link))
+    finally:
+        backend.close()
 
 
 def test_a_reading_run_times_the_answers_tokens_read_as_a_prompt():
@@ -250,8 +337,9 @@ def test_without_llama_server_its_configurations_are_left_out(tmp_path):
     assert "llama-server" not in e2e.configs(True, tmp_path / "absent")
     built = tmp_path / "llama-server"
     built.write_text("")
-    assert e2e.configs(True, built) == list(e2e.CONFIGS)
+    assert e2e.configs(True, built) == [c for c in e2e.CONFIGS if c != "baseline"]
     assert e2e.configs(False, built) == ["pedit", "plain", "reading"]
+    assert e2e.configs(False, built, baseline=True) == ["pedit", "baseline", "plain", "reading"]
 
 
 def test_a_served_run_times_one_request_on_a_real_pedit_serve(monkeypatch):

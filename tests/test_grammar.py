@@ -120,6 +120,9 @@ def test_coalescence_and_drafts_emit_what_plain_constrained_decoding_emits(
     # every coalesced token is one pass plain decoding made and coalescence did not
     assert plain.stats.forward_passes == coalesced.stats.forward_passes + coalesced.stats.coalesced_tokens
     assert plain.stats.coalesced_tokens == 0
+    # the tokens the grammar forced are the output's, whatever pass read them
+    assert {x.stats.forced_tokens for x in (coalesced, drafted, apart)} == {plain.stats.forced_tokens}
+    assert coalesced.stats.forced_tokens >= coalesced.stats.coalesced_tokens
 
 
 def test_a_compact_schema_forces_its_keys_and_saves_their_passes(ref):
@@ -144,6 +147,7 @@ def test_forced_tokens_are_reported_with_their_own_provenance(ref):
     )
     forced = [e for e in events if isinstance(e, TokensAccepted) and e.source == "grammar"]
     assert forced and "".join(e.text for e in forced).startswith('{"name": "')
+    assert events[-1].stats.forced_tokens == sum(len(e.tokens) for e in forced)
 
 
 class Padded(ReferenceBackend):

@@ -10,6 +10,8 @@ are on disk, and the first of these runs, FIRST's, is a new user's first command
 (every configuration of a task, then the next task; the whole round `repeats` times):
 
     pedit       the default command
+    baseline    the same command run by another installation of pedit (--baseline PYTHON: an
+                earlier checkout's virtual environment), to show what a change did
     plain       the same with --speculate off (plain decoding)
     lookup      the peer: llama-cpp-python's prompt lookup (LlamaPromptLookupDecoding, k=10,
                 greedy) doing the same job in a new process: the same prompts pedit builds
@@ -41,12 +43,13 @@ from ..models.progress import quietly
 from . import servers
 from .corpus import Task
 
-CONFIGS = ("pedit", "plain", "lookup", "reading", "pedit serve", *servers.PEERS)
-SERVED = CONFIGS[4:]  # a request to a warm server started for it (servers.py), timed alone
-FLAGS = {"pedit": [], "plain": ["--speculate", "off"]}
-# a fix in paragraphs, a Markdown fix, a code fix and a rename: what `make demo` and the
-# issue's probes run
-TASKS = "prose-walden,md-essay-demo,code-textwrap-fix,code-textwrap-param-rename"
+CONFIGS = ("pedit", "baseline", "plain", "lookup", "reading", "pedit serve", *servers.PEERS)
+SERVED = CONFIGS[5:]  # a request to a warm server started for it (servers.py), timed alone
+FLAGS = {"pedit": [], "baseline": [], "plain": ["--speculate", "off"]}
+COMMANDS = ("pedit", "baseline")  # the configurations that are a pedit command, warmed up first
+# a fix in paragraphs, a Markdown fix, a README's fix (links and code: the skeleton's
+# grammar), a code fix and a rename: what `make demo` and the issues' probes run
+TASKS = "prose-walden,md-essay-demo,md-click-fix,code-textwrap-fix,code-textwrap-param-rename"
 # the copy-heavy edit whose answer is held to the model's reading rate: its prompt is read
 # and nothing else (fix's prompt time includes the scoring of its swaps)
 COPY = "code-textwrap-param-rename"
@@ -76,7 +79,9 @@ class E2ERun:
     rows_read: int = 0
     accepted: int = 0
     rejected: int = 0
-    forced: int = 0
+    forced: int = 0  # forced tokens that took no pass of their own (coalesced)
+    forced_tokens: int | None = None  # every token a grammar forced (no draw); None: runs before it was kept
+    skeleton_tokens: int | None = None  # the reading run's: the file's tokens wholly in its skeleton
     passes_by_size: dict = field(default_factory=dict)
     rejections: int = 0  # passes that rejected drafts
     rejected_seconds: float = 0.0  # what their rejected rows cost
@@ -88,23 +93,37 @@ class E2ERun:
         return max(0.0, self.seconds - spent)
 
 
-def command(task: Task, path: Path, config: str, stats: Path) -> list[str]:
+def command(task: Task, path: Path, config: str, stats: Path, baseline: Path | None = None) -> list[str]:
     if config in ("lookup", "reading"):
         return [sys.executable, "-m", "pedit.bench.e2e", config, task.id, str(path), str(stats)]
-    args = [sys.executable, "-m", "pedit", task.command, str(path)]
+    python = str(baseline) if config == "baseline" else sys.executable
+    args = [python, "-m", "pedit", task.command, str(path)]
     args += [task.instruction] if task.instruction else []
     return args + ["--stdout", "--stats-json", str(stats), *FLAGS[config]]
 
 
-def configs(with_peers: bool, binary=servers.BINARY) -> list[str]:
-    """The configurations a run measures: pedit's and, with the peers, llama-cpp-python's
-    prompt lookup and the servers (llama-server's when `binary` is built)."""
+def configs(with_peers: bool, binary=servers.BINARY, *, baseline: bool = False) -> list[str]:
+    """The configurations a run measures: pedit's, the baseline's when given, and, with the
+    peers, llama-cpp-python's prompt lookup and the servers (llama-server's when `binary` is
+    built)."""
+    out = [c for c in CONFIGS if baseline or c != "baseline"]
     if not with_peers:
-        return [c for c in CONFIGS if c not in ("lookup", *SERVED)]
-    return [c for c in CONFIGS if binary.is_file() or c not in servers.PEERS]
+        return [c for c in out if c not in ("lookup", *SERVED)]
+    return [c for c in out if binary.is_file() or c not in servers.PEERS]
 
 
-def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = None) -> E2ERun:
+def version(python: Path) -> dict:
+    """What the baseline installation is: its Python, and the git commit of the checkout
+    its pedit is imported from (None outside a git checkout)."""
+    where = subprocess.run([str(python), "-c", "import pedit, os; print(os.path.dirname(pedit.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    return {"python": str(python), "commit": head.stdout.strip()[:80] or None}
+
+
+def run_once(
+    task: Task, config: str, repeat: int, env: dict[str, str] | None = None, baseline: Path | None = None
+) -> E2ERun:
     if config in SERVED:
         return _served(task, config, repeat, env)
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +131,7 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
         path.write_text(task.text(), encoding="utf-8")
         stats = Path(tmp) / "stats.json"
         t0 = time.perf_counter()
-        done = subprocess.run(command(task, path, config, stats), capture_output=True, text=True, env=env)
+        done = subprocess.run(command(task, path, config, stats, baseline), capture_output=True, text=True, env=env)
         seconds = time.perf_counter() - t0
         figures = json.loads(stats.read_text()) if stats.exists() else {}
     return E2ERun(
@@ -129,7 +148,9 @@ def run_once(task: Task, config: str, repeat: int, env: dict[str, str] | None = 
         reading_seconds=figures.get("reading_seconds"), rows_read=figures.get("rows_read", 0),
         accepted=figures.get("accepted_prediction_tokens", 0),
         rejected=figures.get("rejected_prediction_tokens", 0),
-        forced=figures.get("coalesced_tokens", 0), passes_by_size=figures.get("passes_by_size", {}),
+        forced=figures.get("coalesced_tokens", 0), forced_tokens=figures.get("forced_tokens"),
+        skeleton_tokens=figures.get("skeleton_tokens"),
+        passes_by_size=figures.get("passes_by_size", {}),
         rejections=figures.get("rejections", 0), rejected_seconds=figures.get("rejected_seconds", 0.0),
         runs=figures.get("runs", 1),
     )  # fmt: skip
@@ -150,23 +171,27 @@ def _served(task: Task, config: str, repeat: int, env: dict[str, str] | None) ->
     )  # fmt: skip
 
 
-def run_all(tasks: list[Task], configs: list[str], repeats: int, progress=lambda s: None) -> list[E2ERun]:
+def run_all(
+    tasks: list[Task], configs: list[str], repeats: int, progress=lambda s: None, baseline: Path | None = None
+) -> list[E2ERun]:
     """The runs, in a user cache of their own that starts empty but for the models (as a
     new user's, the model already in place): the first warm-up (FIRST's, when it is one of
-    the tasks) is a new user's first command, kept with repeat -1 as every warm-up."""
+    the tasks) is a new user's first command, kept with repeat -1 as every warm-up; the
+    baseline's warm-ups (repeat -1 too) follow pedit's."""
     with tempfile.TemporaryDirectory(prefix="pedit-e2e-cache-") as cache:
         (Path(cache) / "pedit").mkdir()
         (Path(cache) / "pedit" / "models").symlink_to(models.models_dir(), target_is_directory=True)
         env = os.environ | {"XDG_CACHE_HOME": cache}
         runs = []
-        for task in sorted(tasks, key=lambda t: t.id != FIRST):  # untimed in the medians
-            progress(f"warming up: {task.id}" + (" (a new user's first command)" if not runs else ""))
-            runs.append(run_once(task, "pedit", -1, env))
+        for config in (c for c in COMMANDS if c in configs):
+            for task in sorted(tasks, key=lambda t: t.id != FIRST):  # untimed in the medians
+                progress(f"warming up: {task.id}, {config}" + (" (a new user's first command)" if not runs else ""))
+                runs.append(run_once(task, config, -1, env, baseline))
         for r in range(repeats):
             for task in tasks:
                 for config in configs:
                     progress(f"round {r + 1}/{repeats}: {task.id}, {config}")
-                    runs.append(run_once(task, config, r, env))
+                    runs.append(run_once(task, config, r, env, baseline))
     return runs
 
 
@@ -253,7 +278,39 @@ def _reading(task_id: str, path: Path, stats: Path) -> None:
         t1 = time.perf_counter()
         backend.eval(prompt.draft)  # timed: the answer's tokens, read as a prompt is
         seconds, n = seconds + time.perf_counter() - t1, n + len(prompt.draft)
-    stats.write_text(json.dumps({"load_seconds": load, "decode_seconds": seconds, "completion_tokens": n}))
+    text = path.read_text(encoding="utf-8")
+    tokens, inside = skeleton_tokens(backend, text, path.name)
+    stats.write_text(json.dumps({"load_seconds": load, "decode_seconds": seconds, "completion_tokens": n,
+                                 "file_tokens": tokens, "skeleton_tokens": inside}))  # fmt: skip
+
+
+def skeleton_tokens(backend, text: str, name: str) -> tuple[int, int]:
+    """(the file's tokens, those of them whose bytes lie wholly in its skeleton): the
+    share a fix's grammar forces at best (a token that straddles prose and skeleton is the
+    model's to draw)."""
+    from ..tools import skeleton
+
+    sk = skeleton.of(text, name)
+    tokens = backend.tokenize(text)
+    # the skeleton's byte ranges, adjacent spans merged: a token over two of them is inside
+    offset = [0]  # offset[i]: the byte where character i starts
+    for c in text:
+        offset.append(offset[-1] + len(c.encode()))
+    ranges: list[list[int]] = []
+    for s in sk.spans:
+        a, b = offset[s.start], offset[s.end]
+        if ranges and ranges[-1][1] == a:
+            ranges[-1][1] = b
+        else:
+            ranges.append([a, b])
+    at, inside, r = 0, 0, 0
+    for t in tokens:
+        end = at + len(backend.token_bytes(t))
+        while r < len(ranges) and ranges[r][1] <= at:
+            r += 1
+        inside += r < len(ranges) and ranges[r][0] <= at and end <= ranges[r][1]
+        at = end
+    return len(tokens), inside
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from . import e2e_bounds
+from . import e2e_baseline, e2e_bounds, e2e_skeleton
 from .e2e import COPY, FIRST, SERVED
 from .e2e_medians import best_peer, first_command, medians
 
@@ -93,7 +93,13 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
         worst = max(errors, key=lambda x: abs(x[0]))
         out.append(("the live line's speedup with the prompt within 10% of the measured one",
                     f"worst {worst[0]:+.0%} ({worst[1]})", abs(worst[0]) <= 0.10))  # fmt: skip
-    return out
+    ids = [t["id"] for t in data["tasks"]]
+    more = (e2e_skeleton.goal(data, _fixes(data)), e2e_baseline.goal(data, ids))
+    return out + [g for g in more if g]
+
+
+def _fixes(data: dict) -> set[str]:
+    return {t["id"] for t in data["tasks"] if t.get("command") == "fix"}
 
 
 def _differs(data: dict, task: str) -> tuple[int, list[tuple[str, str]]] | None:
@@ -327,8 +333,10 @@ def markdown(data: dict, chart: str | None = None) -> str:
         "the rate at which the model reads the same file's tokens as a prompt at the same place "
         "(the `reading` runs: logits for the last position only, in batches of 512).",
         "",
+        *e2e_baseline.section(data, ids),
         *_servers(data, ids),
         *_answers(data, ids),
+        *e2e_skeleton.section(data, ids, _fixes(data)),
         "## Goals",
         "",
         "| goal | measured | met |",

@@ -23,6 +23,7 @@ from .bench_options import (
     QUALITY_CONFIGS,
     AsJson,
     Backends,
+    Baseline,
     BenchOptions,
     Configs,
     EndToEnd,
@@ -53,6 +54,7 @@ def bench_command(
     repeats: Repeats = None,
     seeds: Seeds = 0,
     no_peers: NoPeers = False,
+    baseline: Baseline = None,
     n_ctx: NCtx = 4096,
     threads: Threads = None,
     as_json: AsJson = False,
@@ -71,9 +73,11 @@ def bench_command(
 
     options = BenchOptions(
         quick=quick, configs=configs, task_ids=task_ids, backends=backends, model=model, repeats=repeats,
-        seeds=seeds, with_peers=not no_peers, n_ctx=n_ctx, threads=threads, as_json=as_json,
+        seeds=seeds, with_peers=not no_peers, baseline=baseline, n_ctx=n_ctx, threads=threads, as_json=as_json,
         markdown=markdown, from_json=tuple(from_json or ()),
     )  # fmt: skip
+    if baseline is not None and not e2e:
+        raise UsageError("--baseline goes with --e2e")
     mode = _quality if quality else _e2e if e2e else _structured if structured else _speed
     mode(options, Console(stderr=True))
 
@@ -250,16 +254,17 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     tasks = select(load_tasks(), quick=False, ids=options.task_ids or e2e.TASKS)
     if not tasks:
         raise UsageError(f"no task matches {options.task_ids!r}")
-    configs = e2e.configs(options.with_peers)
+    configs = e2e.configs(options.with_peers, baseline=options.baseline is not None)
     if options.with_peers and not set(e2e.servers.PEERS) <= set(configs):
         err.print(f"no llama-server at {e2e.servers.BINARY} (bash scripts/build_llama_server.sh builds it): "
                   "its configurations are left out")  # fmt: skip
     started = _now()
     rounds = 3 if options.repeats is None else options.repeats
     with err.status("") as status:
-        runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s))
+        runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline)
     return {
         "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
+        **({"baseline": e2e.version(options.baseline)} if options.baseline else {}),
         "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
         "runs": e2e.to_dict(runs),
     }  # fmt: skip

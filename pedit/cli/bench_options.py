@@ -79,6 +79,15 @@ NoPeers = Annotated[
     bool,
     typer.Option(help="Skip llama-cpp-python's and transformers' own prompt lookup.", show_default=False),
 ]
+Baseline = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False,
+        exists=True,
+        help="With --e2e: also time the same commands run by this Python, another installation of "
+        "pedit (an earlier checkout's .venv/bin/python), interleaved with this one's.",
+    ),
+]
 NCtx = Annotated[int, typer.Option(min=256)]
 Threads = Annotated[
     int | None, typer.Option(min=1, max=CPUS, help=f"CPU threads, at most {CPUS} here. [default: all usable]")
@@ -117,6 +126,7 @@ class BenchOptions:
     repeats: int | None = None  # None: the mode's default
     seeds: int = 0
     with_peers: bool = True  # not --no-peers
+    baseline: Path | None = None  # --e2e's other installation (its Python)
     n_ctx: int = 4096
     threads: int | None = None
     as_json: bool = False

@@ -152,6 +152,7 @@ class Tracker:
         self.passes = 1
         self.accepted = self.rejected = 0
         self.coalesced = 0  # tokens a grammar forced, emitted without a pass of their own
+        self.forced = 0  # tokens a grammar forced (no draw), in whatever pass they were read
         self.by_drafter: dict[str, int] = {}
         self._plain: list[float] = []  # seconds of one-token passes, sorted
         self._plain_priced = 0.0
@@ -229,6 +230,7 @@ class Tracker:
             plain_step_seconds=plain / completion_tokens if plain and completion_tokens else None,
             speedup=plain / decode if plain and decode > 0 else None,
             coalesced_tokens=self.coalesced,
+            forced_tokens=self.forced,
             cached_tokens=self.cached,
             rows_read=self.rows,
             passes_by_size=dict(self.sizes),

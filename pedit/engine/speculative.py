@@ -184,6 +184,7 @@ class _Answer:
     def forced(self, tokens: Sequence[int]) -> Iterator[Event]:
         yield from self.flush()
         taken, text = self.emit(tokens)
+        self.tracker.forced += len(taken)
         yield TokensAccepted(tuple(taken), text, FORCED)
 
     def generated(self, token: int) -> Iterator[Event]:
