@@ -81,6 +81,12 @@ def test_a_baseline_installation_runs_the_same_commands_warmed_up_after_pedits(m
     """--baseline PYTHON: another installation's pedit (here this one's own Python) runs the
     same command, warmed up after pedit's; its version is the commit its pedit comes from."""
     monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    # from a folder with a package of that name, which `python -m pedit` would import
+    # first were the runs started here: they start from the file's folder, as a user's do
+    decoy = isolated_dirs / "decoy"
+    (decoy / "pedit").mkdir(parents=True)
+    (decoy / "pedit" / "__init__.py").write_text("raise SystemExit(9)\n")
+    monkeypatch.chdir(decoy)
     python = Path(sys.executable)
     runs = e2e.run_all([TASK], ["pedit", "baseline"], 1, baseline=python)
     got = [(x.config, x.repeat, x.exit_code) for x in runs]

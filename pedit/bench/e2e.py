@@ -116,7 +116,7 @@ def version(python: Path) -> dict:
     """What the baseline installation is: its Python, and the git commit of the checkout
     its pedit is imported from (None outside a git checkout)."""
     where = subprocess.run([str(python), "-c", "import pedit, os; print(os.path.dirname(pedit.__file__))"],
-                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+                           capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()).stdout.strip()  # fmt: skip
     head = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %s"], capture_output=True, text=True)
     return {"python": str(python), "commit": head.stdout.strip()[:80] or None}
 
@@ -131,7 +131,10 @@ def run_once(
         path.write_text(task.text(), encoding="utf-8")
         stats = Path(tmp) / "stats.json"
         t0 = time.perf_counter()
-        done = subprocess.run(command(task, path, config, stats, baseline), capture_output=True, text=True, env=env)
+        # run from the file's folder, as a user does: never from the bench's own checkout, whose
+        # pedit package `python -m` would import first (the baseline would run this one)
+        done = subprocess.run(command(task, path, config, stats, baseline), capture_output=True, text=True, env=env,
+                              cwd=tmp)  # fmt: skip
         seconds = time.perf_counter() - t0
         figures = json.loads(stats.read_text()) if stats.exists() else {}
     return E2ERun(
