@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from .. import models
 from ..backends import AnyBackend, Backend
 from ..engine.costmodel import CostModel
+from ..engine import grammar
 from ..engine.edit import local
-from ..machine import calibration
+from ..machine import calibration, vocabulary
 from ..models.progress import Began, Step, running, task
 from .config import Settings
 
@@ -67,6 +68,8 @@ def load_with_cost(
             helper.join()
     seconds = time.perf_counter() - t0
     remote = not local(backend)  # the shells' "is it a server?", answered by the engine's one place
+    if not remote:  # a grammar's tokenizer is built from the token table cached on disk
+        grammar.provide_tokens(backend, vocabulary.table)
     try:
         cost = (yield from _cost(backend)) if settings.speculate != "off" and not remote else None
     except BaseException:

@@ -319,12 +319,20 @@ def _walk(a: _Answer, p: _Pass):
 
 def _account(a: _Answer, p: _Pass, w: _Walked, emitted: int) -> None:
     """Roll the cache back to what the pass kept and count the pass: k drafted, w.kept of
-    them kept (forced or drawn), the plain one-token steps it stood for (its pending tokens
-    and the kept drafts that were emitted), the forced tokens that took no pass of their own."""
+    them kept (forced or drawn), the plain one-token steps it stood for, the forced tokens
+    that took no pass of their own.
+
+    The steps are plain decoding's under the same rule with coalescence (`--speculate off`:
+    a forced run rides in the pass of the token drawn before it), so the live line's
+    speedup is against what the user would run instead:
+        steps = pending read - forced among them + kept drafts emitted - forced among them
+    (at least one: the pass read the token drawn before them)."""
     k, n = len(p.guess), p.evaluated
     a.backend.truncate(p.base + n + w.kept)
     rejected = k - w.kept - w.foresaw  # foresaw: kept < k, and the draft's token there was EOS
-    seconds, steps = time.perf_counter() - p.t, n + min(w.kept, emitted)
+    kept = min(w.kept, emitted)
+    steps = max(1, n - p.coalesced + kept - min(w.coalesced, kept))
+    seconds = time.perf_counter() - p.t
     a.tracker.step(
         seconds=seconds, k=k, accepted=w.accepted, rejected=rejected, source=p.label, at=p.base, steps=steps,
         coalesced=p.coalesced + w.coalesced, rows=n + k, inside=p.inside,
