@@ -64,7 +64,13 @@ def where(backend, text: str, name: str) -> dict[str, int]:
         if not chars:
             continue
         ran = next(r for a, b, r in runs if a <= chars[0] < b)
-        kind = "soft" if all(c in soft for c in chars) else "skeleton" if all(c in inside for c in chars) else "prose"
+        kind = (
+            "soft"
+            if all(c in soft for c in chars)
+            else "skeleton"
+            if all(c in inside for c in chars)
+            else "prose"
+        )
         if not ran:
             got["no run"] += 1
             got["no run, skeleton"] += kind != "prose"
@@ -83,14 +89,17 @@ def main() -> None:
     tasks = [t for t in load_tasks() if t.command == "fix" and any(w in t.id for w in ids)]
     backend = quietly(models.load(models.DEFAULT_MODEL))
     print(f"{models.DEFAULT_MODEL}'s tokenizer ({cpu_name()}); the fix's runs as `pedit fix` cuts the file")
-    print("task | tokens | no run | prose | soft | skeleton (starts) | at most forced or no run | skeleton share")
+    print(
+        "task | tokens | no run | prose | soft | skeleton (starts) | at most forced or no run | "
+        "skeleton share"
+    )
     for task in tasks:
         g = where(backend, task.text(), task.file)
         t = g["tokens"]
         bound = (g["no run"] + g["skeleton"] - g["starts"]) / t
         share = (g["no run, skeleton"] + g["soft"] + g["skeleton"]) / t
-        print(f"{task.id} | {t} | {g['no run']} | {g['prose']} | {g['soft']} | {g['skeleton']} ({g['starts']}) | "
-              f"{bound:.0%} | {share:.0%}")  # fmt: skip
+        where_ = f"{g['no run']} | {g['prose']} | {g['soft']} | {g['skeleton']} ({g['starts']})"
+        print(f"{task.id} | {t} | {where_} | {bound:.0%} | {share:.0%}")
 
 
 if __name__ == "__main__":

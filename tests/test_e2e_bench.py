@@ -41,9 +41,10 @@ def test_each_configuration_runs_the_users_command_in_a_new_process(tmp_path):
         assert e2e.command(TASK, path, config, stats)[1:5] == want
     # the baseline: the same command, run by another installation's Python
     other = tmp_path / "old" / "bin" / "python"
-    assert e2e.command(TASK, path, "baseline", stats, other) == [str(other)] + e2e.command(
-        TASK, path, "pedit", stats
-    )[1:]
+    assert (
+        e2e.command(TASK, path, "baseline", stats, other)
+        == [str(other)] + e2e.command(TASK, path, "pedit", stats)[1:]
+    )
 
 
 def test_a_real_run_reads_its_figures_back(monkeypatch, isolated_dirs):
@@ -93,7 +94,9 @@ def test_a_baseline_installation_runs_the_same_commands_warmed_up_after_pedits(m
     assert got == [("pedit", -1, 0), ("baseline", -1, 0), ("pedit", 0, 0), ("baseline", 0, 0)]
     assert runs[2].output == runs[3].output  # one installation: the same text
     here = Path(e2e.__file__).parent
-    head = subprocess.run(["git", "-C", str(here), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    head = subprocess.run(
+        ["git", "-C", str(here), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    )
     assert e2e.version(python) == {"python": str(python), "commit": head.stdout.strip()[:80] or None}
 
 
@@ -102,12 +105,14 @@ def test_the_baseline_goal_and_table_are_its_medians_against_pedits():
     rows = {"passes_by_size": {"8": 5}, "rejected": 5, "backend_seconds": 2.0, "rejections": 1,
             "rejected_seconds": 0.1}  # fmt: skip
     for r, (p, b) in enumerate([(10, 12), (11, 13), (12, 11)]):
-        runs += [run("a", "pedit", r, p, rows_read=50, accepted=30, forced=9, **rows),
-                 run("a", "baseline", r, b, rows_read=60, accepted=40, forced=0, **rows)]
+        runs += [
+            run("a", "pedit", r, p, rows_read=50, accepted=30, forced=9, **rows),
+            run("a", "baseline", r, b, rows_read=60, accepted=40, forced=0, **rows),
+        ]
     runs += [run("b", "pedit", 0, 10, output="y"), run("b", "baseline", 0, 9.5)]
-    data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}], "baseline": {"python": "/o/python", "commit": "abc x"},
-            "machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s", "command": "c", "model": "m",
-            "repeats": 3}  # fmt: skip
+    data = {"runs": runs, "tasks": [{"id": "a"}, {"id": "b"}], "baseline": {"python": "/o/python",
+            "commit": "abc x"}, "machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s",
+            "command": "c", "model": "m", "repeats": 3}  # fmt: skip
     goals = {g: (v, ok) for g, v, ok in e2e_report.goals(data)}
     # a: 12 / 11 = 1.09x; b: 9.5 / 10 = 0.95x
     assert goals["every task end to end >= 1.0x the baseline (an earlier pedit, interleaved)"] == (
@@ -122,16 +127,19 @@ def test_the_skeleton_goal_is_the_share_that_took_no_draw_against_the_skeletons(
     """A fix's answer of 100 tokens with 30 forced drew 70 of the file's 100 tokens: 30%
     took no draw, against a skeleton of 25 tokens (25%): met; a task with a 40-token
     skeleton misses it. Tasks that are not fixes, and runs without the count, are left out."""
-    runs = [run("a", "pedit", 0, 10, completion_tokens=100, forced=30), run("a", "reading", 0, 5, skeleton_tokens=25),
-            run("b", "pedit", 0, 10, completion_tokens=100, forced=30), run("b", "reading", 0, 5, skeleton_tokens=40),
-            run("c", "pedit", 0, 10, completion_tokens=100, forced=0), run("c", "reading", 0, 5, skeleton_tokens=90),
-            run("d", "pedit", 0, 10), run("d", "reading", 0, 5)]  # fmt: skip
+    runs = []
+    for task, forced, inside in (("a", 30, 25), ("b", 30, 40), ("c", 0, 90)):
+        runs += [run(task, "pedit", 0, 10, completion_tokens=100, forced=forced),
+                 run(task, "reading", 0, 5, skeleton_tokens=inside)]  # fmt: skip
+    runs += [run("d", "pedit", 0, 10), run("d", "reading", 0, 5)]
     tasks = [{"id": "a", "command": "fix"}, {"id": "b", "command": "fix"}, {"id": "c", "command": "refactor"},
              {"id": "d", "command": "fix"}]  # fmt: skip
-    data = {"runs": runs, "tasks": tasks, "machine": {"cpu": "c", "cores": 2, "python": "3.11"}, "started": "s",
-            "command": "c", "model": "m", "repeats": 1}  # fmt: skip
+    data = {"runs": runs, "tasks": tasks, "machine": {"cpu": "c", "cores": 2, "python": "3.11"},
+            "started": "s", "command": "c", "model": "m", "repeats": 1}  # fmt: skip
     goals = {g: (v, ok) for g, v, ok in e2e_report.goals(data)}
-    key = "a fix's tokens that took no draw >= the share of its file's tokens in the skeleton (every fix task)"
+    key = (
+        "a fix's tokens that took no draw >= the share of its file's tokens in the skeleton (every fix task)"
+    )
     assert goals[key] == ("worst 30% against 40% (b)", False)
     text = e2e_report.markdown(data)
     assert "| a | 100 | 25 = 25% | 100 / 30 / 70 | 30% |" in text
@@ -150,7 +158,9 @@ def test_the_skeletons_tokens_are_those_wholly_inside_it():
         # a link: each token counted when every byte of it is a skeleton byte (a set, recounted)
         link = "See [the guide](https://example.org/a/long/path/to/the/guide.html) now"
         sk = skeleton.of(link, "a.md")
-        inside_bytes = {b for sp in sk.spans for b in range(len(link[: sp.start].encode()), len(link[: sp.end].encode()))}
+        inside_bytes = {
+            b for sp in sk.spans for b in range(len(link[: sp.start].encode()), len(link[: sp.end].encode()))
+        }
         at, want = 0, 0
         for t in backend.tokenize(link):
             end = at + len(backend.token_bytes(t))

@@ -50,7 +50,9 @@ def test_a_cache_that_cannot_be_written_costs_a_warning(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
     said = []
     backend = Counting()
-    assert vocabulary.table(backend, warn=said.append) == [backend.token_bytes(i) for i in range(backend.n_vocab)]
+    assert vocabulary.table(backend, warn=said.append) == [
+        backend.token_bytes(i) for i in range(backend.n_vocab)
+    ]
     assert len(said) == 1 and said[0].startswith("pedit: cannot cache the token table in ")
 
 

@@ -115,8 +115,13 @@ def configs(with_peers: bool, binary=servers.BINARY, *, baseline: bool = False) 
 def version(python: Path) -> dict:
     """What the baseline installation is: its Python, and the git commit of the checkout
     its pedit is imported from (None outside a git checkout)."""
-    where = subprocess.run([str(python), "-c", "import pedit, os; print(os.path.dirname(pedit.__file__))"],
-                           capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()).stdout.strip()  # fmt: skip
+    where = subprocess.run(
+        [str(python), "-c", "import pedit, os; print(os.path.dirname(pedit.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    ).stdout.strip()
     head = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %s"], capture_output=True, text=True)
     return {"python": str(python), "commit": head.stdout.strip()[:80] or None}
 
@@ -133,8 +138,9 @@ def run_once(
         t0 = time.perf_counter()
         # run from the file's folder, as a user does: never from the bench's own checkout, whose
         # pedit package `python -m` would import first (the baseline would run this one)
-        done = subprocess.run(command(task, path, config, stats, baseline), capture_output=True, text=True, env=env,
-                              cwd=tmp)  # fmt: skip
+        done = subprocess.run(
+            command(task, path, config, stats, baseline), capture_output=True, text=True, env=env, cwd=tmp
+        )
         seconds = time.perf_counter() - t0
         figures = json.loads(stats.read_text()) if stats.exists() else {}
     return E2ERun(
@@ -188,7 +194,9 @@ def run_all(
         runs = []
         for config in (c for c in COMMANDS if c in configs):
             for task in sorted(tasks, key=lambda t: t.id != FIRST):  # untimed in the medians
-                progress(f"warming up: {task.id}, {config}" + (" (a new user's first command)" if not runs else ""))
+                progress(
+                    f"warming up: {task.id}, {config}" + (" (a new user's first command)" if not runs else "")
+                )
                 runs.append(run_once(task, config, -1, env, baseline))
         for r in range(repeats):
             for task in tasks:

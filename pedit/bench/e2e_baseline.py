@@ -40,7 +40,8 @@ def section(data: dict, ids: list[str]) -> list[str]:
         "## Against an earlier pedit",
         "",
         f"The baseline: the same commands run by another installation of pedit ({base.get('python', '?')}, "
-        f"at `{base.get('commit') or 'a commit not known'}`), interleaved with this one's in the same rounds. "
+        f"at `{base.get('commit') or 'a commit not known'}`), interleaved with this one's in the same "
+        "rounds. "
         "Seconds are medians, end to end; the answer's seconds, the rows its passes read and the "
         "rows a grammar forced come from each one's run with the median answer time.",
         "",

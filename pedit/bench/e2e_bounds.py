@@ -114,8 +114,8 @@ def _frames(data: dict) -> list[str]:
             frame = (p["read"] - p["file_tokens"]) / p["runs"]
             share = p["read"] / p["file_tokens"]
             if frame < 0:  # a fix whose pieces with no prose ran no model: fewer read than the file
-                out.append(f"{t} {p['read']:.0f} of {p['file_tokens']} ({share:.2f}x: its pieces with no prose "
-                           "ran no model)")  # fmt: skip
+                read = f"{p['read']:.0f} of {p['file_tokens']}"
+                out.append(f"{t} {read} ({share:.2f}x: its pieces with no prose ran no model)")
                 continue
             out.append(f"{t} {p['file_tokens']} + {p['runs']} × {frame:.0f} = {p['read']:.0f} ({share:.2f}x)")
     return out

@@ -29,7 +29,12 @@ def shares(data: dict, task: str) -> tuple[int, int, int, int] | None:
     if not t:
         return None
     forced = x.get("forced_tokens")
-    return t, r["middle"]["skeleton_tokens"], x["completion_tokens"], x["forced"] if forced is None else forced
+    return (
+        t,
+        r["middle"]["skeleton_tokens"],
+        x["completion_tokens"],
+        x["forced"] if forced is None else forced,
+    )
 
 
 def section(data: dict, ids: list[str], fixes: set[str]) -> list[str]:

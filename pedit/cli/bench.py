@@ -73,8 +73,8 @@ def bench_command(
 
     options = BenchOptions(
         quick=quick, configs=configs, task_ids=task_ids, backends=backends, model=model, repeats=repeats,
-        seeds=seeds, with_peers=not no_peers, baseline=baseline, n_ctx=n_ctx, threads=threads, as_json=as_json,
-        markdown=markdown, from_json=tuple(from_json or ()),
+        seeds=seeds, with_peers=not no_peers, baseline=baseline, n_ctx=n_ctx, threads=threads,
+        as_json=as_json, markdown=markdown, from_json=tuple(from_json or ()),
     )  # fmt: skip
     if baseline is not None and not e2e:
         raise UsageError("--baseline goes with --e2e")
@@ -261,7 +261,9 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     started = _now()
     rounds = 3 if options.repeats is None else options.repeats
     with err.status("") as status:
-        runs = e2e.run_all(tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline)
+        runs = e2e.run_all(
+            tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline
+        )
     return {
         "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
         **({"baseline": e2e.version(options.baseline)} if options.baseline else {}),

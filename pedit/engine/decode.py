@@ -175,12 +175,14 @@ class Tracker:
         coalesced: int = 0,
         rows: int = 1,
         inside: float | None = None,
+        forced: int = 0,
     ) -> None:
         """One forward pass over `rows` tokens (k of them drafted, the rest pending: the
         last emitted token, and forced ones) after `at` cached tokens, taking `seconds`,
         `inside` of them in the backend's eval (None: all), that did the work of `steps`
         plain one-token steps; `coalesced` of the tokens it emitted or read were forced and
-        took no pass of their own."""
+        took no pass of their own; `forced` tokens a grammar forced among those it stood for,
+        which plain decoding (coalescing them) reads as extra rows of its steps' passes."""
         self.rows += rows
         self.sizes[rows] = self.sizes.get(rows, 0) + 1
         self.inside += seconds if inside is None else inside
@@ -205,6 +207,9 @@ class Tracker:
             # plain decoding: `steps` one-token steps at contexts at .. at + steps - 1 (cost is
             # linear in the context: the middle one's price is their mean)
             self._plain_priced += steps * self.cost.cost(1, at + (steps - 1) / 2) if steps else 0.0
+            # its forced tokens ride in one of those passes: the rows they add to it
+            if steps and forced:
+                self._plain_priced += self.cost.cost(1 + forced, at) - self.cost.cost(1, at)
 
     def plain_seconds(self, completion_tokens: int) -> float | None:
         """What plain decoding would have spent decoding this run's tokens."""

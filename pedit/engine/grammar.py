@@ -101,7 +101,9 @@ class _Vocab:
 
     def __init__(self, backend, tokens: list[bytes] | None = None):
         self._backend = backend
-        self.tokens = list(tokens) if tokens is not None else [backend.token_bytes(i) for i in range(backend.n_vocab)]
+        self.tokens = (
+            list(tokens) if tokens is not None else [backend.token_bytes(i) for i in range(backend.n_vocab)]
+        )
         self.special_token_ids = [i for i, b in enumerate(self.tokens) if not b]
         for i in self.special_token_ids:
             self.tokens[i] = b"\xff<special_%d>" % i  # never text: only EOS is let through
@@ -140,7 +142,9 @@ def tokenizer_for(backend):
         table = _TABLES.get(backend)
         vocab = _Vocab(backend, table(backend) if table is not None else None)
         wrapper = llguidance.TokenizerWrapper(vocab)
-        tok = llguidance.LLTokenizer(wrapper, n_vocab=backend.n_vocab, eos_token=sorted(backend.eos_ids), slices=[])
+        tok = llguidance.LLTokenizer(
+            wrapper, n_vocab=backend.n_vocab, eos_token=sorted(backend.eos_ids), slices=[]
+        )
         _TOKENIZERS[backend] = tok
     return tok
 

@@ -41,7 +41,10 @@ def table(backend, warn=warn_stderr) -> list[bytes]:
     try:
         _write(where, tokens)
     except OSError as exc:
-        warn(f"pedit: cannot cache the token table in {where.parent} ({exc.strerror}); it is read again next time")
+        warn(
+            f"pedit: cannot cache the token table in {where.parent} ({exc.strerror}); "
+            "it is read again next time"
+        )
     return tokens
 
 

@@ -20,6 +20,7 @@ those characters in the holes; the guard compares `items(old)` with `items(new)`
 
 from __future__ import annotations
 
+import functools
 from pathlib import PurePath
 
 from . import code, markdown
@@ -29,8 +30,12 @@ from .base import LINE, URL_OR_MAIL, Kind, Skeleton, Span, finish
 __all__ = ["LINE", "URL_OR_MAIL", "Kind", "Skeleton", "Span", "finish", "holes", "joined_lines", "of", "segments"]
 
 
+@functools.lru_cache(maxsize=64)
 def of(text: str, name: str) -> Skeleton:
-    """The skeleton of `text`, the file `name`, by its kind (module docstring)."""
+    """The skeleton of `text`, the file `name`, by its kind (module docstring). Kept for the
+    texts read last (a Skeleton is immutable): a fix reads each piece's skeleton for its
+    grammar, for each tool's filter and for the guard, which parsed it 27 times for the
+    demo essay."""
     suffix = PurePath(name).suffix.lower()
     if suffix in markdown.SUFFIXES:
         return finish(text, markdown.spans(text), markdown.KIND)

@@ -17,6 +17,7 @@ source has markup) is skeleton after all (`_stable`).
 
 from __future__ import annotations
 
+import functools
 import re
 from functools import cache
 
@@ -147,6 +148,7 @@ def _after_link(text: str, i: int, end: int, at: int, auto: bool) -> int:
     return close + 1
 
 
+@functools.lru_cache(maxsize=4096)
 def _source_of(content: str) -> re.Pattern:
     """What a text token's content may be in the source: each punctuation mark perhaps
     escaped (`\\*`), each character perhaps an entity (`&amp;`)."""
