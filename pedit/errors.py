@@ -13,6 +13,8 @@ class ExitCode(IntEnum):
     CONFLICT = 4  # the file changed on disk since pedit read it, or another pedit holds it
     REFUSED = 5  # the answer is not a safe rewrite (incomplete, or a guard refused it)
     INTERNAL = 70  # a bug in pedit (EX_SOFTWARE); please report it
+    RECOVERED = 75  # the interactive session ended on a bug; its unsaved accepted text was kept (EX_TEMPFAIL)
+    HANGUP = 129  # SIGHUP (128 + 1): the terminal closed
     INTERRUPTED = 130  # Ctrl-C
     TERMINATED = 143  # SIGTERM (128 + 15)
 
@@ -55,9 +57,27 @@ class RefusedError(PeditError):
         self.reason = reason or message  # what is wrong, without the file's name
 
 
+class InternalError(PeditError):
+    """A bug in pedit, said in one line (exit 70)."""
+
+    exit_code = ExitCode.INTERNAL
+
+
+class RecoveredError(PeditError):
+    """The interactive session ended on a bug, and its accepted, unsaved text was kept in a
+    recovery file (app/recovery.py), which the message names (exit 75)."""
+
+    exit_code = ExitCode.RECOVERED
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Python next runs (cli.main installs the handler): like Ctrl-C,
     every temporary file is removed and the file is untouched; exit 143."""
+
+
+class HungUp(KeyboardInterrupt):
+    """SIGHUP (the terminal closed, or `kill -HUP`), raised as Terminated is: the same
+    clean-up, exit 129."""
 
 
 class Cancelled(BaseException):

@@ -26,6 +26,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))  # the session's recovery files
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
     for var in ("PEDIT_MODEL", "PEDIT_BACKEND"):
         monkeypatch.delenv(var, raising=False)

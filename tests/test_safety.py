@@ -436,7 +436,12 @@ def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path):
             os.setgid(1234)
             os.setuid(1234)
             source = fileio.read(path)
-            for step in (lambda: fileio.check_writable(path), lambda: fileio.write(source, FIXED)):
+            steps = (
+                lambda: fileio.check_writable(path),  # before any model work
+                lambda: fileio.write(source, FIXED),  # at the write: the same check, again
+                lambda: atomic.write_bytes(path, FIXED.encode(), source.stamp),  # and the write's own
+            )
+            for step in steps:
                 try:
                     step()
                 except UsageError as exc:
@@ -449,6 +454,7 @@ def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path):
     said = os.read(read, 4096).decode().splitlines()
     assert os.waitstatus_to_exitcode(status) == 0
     assert said == [
+        f"{path}: owned by 0:0; pedit could not keep its owner",
         f"{path}: owned by 0:0; pedit could not keep its owner",
         f"{path}: owned by 0:0; pedit cannot keep its owner, so it writes nothing",
     ]
@@ -489,9 +495,14 @@ def test_a_nul_byte_anywhere_is_binary(tmp_path):
 # --- 9. SIGTERM ---------------------------------------------------------------------------
 
 
-def test_sigterm_during_the_write_cleans_up_and_exits_143(tmp_path):
+@pytest.mark.parametrize(
+    ("sig", "code", "how"),
+    [("SIGTERM", 143, "terminated"), ("SIGHUP", 129, "hung up"), ("SIGINT", 130, "interrupted")],
+)
+def test_a_signal_during_the_write_cleans_up_and_exits_with_its_code(tmp_path, sig, code, how):
     """A real process and a real signal, delivered while the temporary file is being written
-    (the fault injected at the fsync call): the original stays, no temporary file is left."""
+    (the fault injected at the fsync call): the original stays, no temporary file is left.
+    SIGHUP (a closed terminal, issue 54) is held as SIGTERM and Ctrl-C are."""
     essay = write(tmp_path / "essay.md", ESSAY)
     script = f"""
 import os, signal, sys
@@ -503,15 +514,15 @@ from tiny import model_work
 models.load = model_work(lambda: Answering({FIXED!r}))
 real_fsync = os.fsync
 def fsync(fd):
-    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.{sig})
     return real_fsync(fd)
 os.fsync = fsync
 sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
 main()
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert result.returncode == 143, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == "pedit: error: terminated; no file was changed"
+    assert result.returncode == code, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"pedit: error: {how}; no file was changed"
     assert essay.read_text() == ESSAY and not leftovers(tmp_path)
 
 
@@ -532,7 +543,8 @@ models.load = model_work(lambda: Answering({FIXED!r}))
 real_replace, real_fsync_dir = os.replace, atomic._fsync_dir
 def replace(a, b):
     real_replace(a, b)
-    os.kill(os.getpid(), signal.SIGTERM)
+    if str(b) == {str(essay)!r}:  # the file's rename (not a cache file's)
+        os.kill(os.getpid(), signal.SIGTERM)
 def fsync_dir(directory):
     print("fsynced", directory, file=sys.stderr)
     real_fsync_dir(directory)

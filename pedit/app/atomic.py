@@ -1,6 +1,6 @@
 """Atomic, checked writes: a file replaced in one step, only if it is still what was read
-(its Stamp), keeping its owner, mode and attributes; Ctrl-C and SIGTERM wait for the
-step; the files this process replaced, recorded (fileio.write uses it; the hook too)."""
+(its Stamp), keeping its owner, mode and attributes; Ctrl-C, SIGTERM and SIGHUP wait for
+the step; the files this process replaced, recorded (fileio.write uses it; the hook too)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import errno
 import hashlib
 import os
 import re
+import secrets
 import signal
 import stat
 import tempfile
@@ -54,6 +55,8 @@ class Stamp:
 
 
 _WRITTEN: list[Path] = []  # every file this process replaced, in order
+# the signals that end a process and that a write holds (SIGHUP where the platform has it)
+HELD = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
 
 
 def written() -> tuple[Path, ...]:
@@ -63,14 +66,16 @@ def written() -> tuple[Path, ...]:
 
 @contextlib.contextmanager
 def uninterrupted() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait until the block is done, then take effect as they would have
-    (their handlers run on the way out). Python runs signal handlers in the main thread
-    only, so elsewhere there is nothing to hold; a handler set outside Python is left alone."""
+    """Ctrl-C, SIGTERM and SIGHUP (a closed terminal) wait until the block is done, then
+    take effect as they would have (their handlers run on the way out; a signal left at its
+    default still ends the process, after the block). Python runs signal handlers in the
+    main thread only, so elsewhere there is nothing to hold; a handler set outside Python is
+    left alone."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     held: list[int] = []
-    signals = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not None]
+    signals = [s for s in HELD if signal.getsignal(s) is not None]
     before = {s: signal.signal(s, lambda number, _frame: held.append(number)) for s in signals}
     try:
         yield
@@ -115,6 +120,36 @@ def write_bytes(path: Path, data: bytes, expect: Stamp | None = None) -> Stamp:
             raise _write_error(source_path, target, exc) from exc
         raise
     return Stamp.of(target, st, data)
+
+
+def create_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to a new file at `path`, never over an existing one: a temporary file
+    beside it, fsync, then a hard link under the new name (which fails if the name is
+    taken, whatever appeared there meanwhile) and the temporary name removed. The mode is
+    a new file's (0666 less the umask, applied by the kernel); nothing is left on any
+    failure."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.pedit"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror})") from exc
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        with uninterrupted():
+            os.link(tmp, path)
+            _WRITTEN.append(path)
+            tmp.unlink()
+            _fsync_dir(path.parent)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            raise UsageError(f"{path}: already exists; not written over") from exc
+        if isinstance(exc, OSError):
+            raise UsageError(f"{path}: cannot write ({exc.strerror})") from exc
+        raise
 
 
 def _write_error(path: Path, target: Path, exc: OSError) -> PeditError:

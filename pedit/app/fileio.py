@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import ConflictError, UsageError
-from .atomic import Stamp, write_bytes
+from .atomic import Stamp, create_bytes, write_bytes
 
 TEXT_BYTES = bytes([9, 10, 12, 13, *range(32, 256)])
 BOMS = [
@@ -208,13 +208,22 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_writable(path: Path) -> None:
-    """Fail before any model work if the file could not or should not be replaced. A file
-    or directory without write permission bits is refused even for root: read-only is the
-    owner's statement of intent. A file pedit could not give back to its owner and group
-    is refused too."""
+def check_writable(path: Path, *, force: bool = False) -> None:
+    """Fail if the file could not or should not be replaced: before any model work, and
+    again at every write (`write`: the CLI's and the interactive session's save alike). A
+    file or directory without write permission bits is refused even for root: read-only is
+    the owner's statement of intent. A file pedit could not give back to its owner and
+    group is refused too, and one with other hard links unless forced (replacing it would
+    split them)."""
     target = path.resolve()
-    st = target.stat()
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        raise ConflictError(f"{path}: deleted while pedit ran; nothing written") from None
+    if not stat.S_ISREG(st.st_mode):  # read as a file: replaced since by a folder or a device
+        raise ConflictError(f"{path}: changed on disk since pedit read it; nothing written")
+    if st.st_nlink > 1 and not force:
+        raise UsageError(f"{path}: has {st.st_nlink} hard links; rewriting would split them (--force)")
     if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise UsageError(f"{path}: read-only file, not written")
     parent = target.parent
@@ -224,11 +233,22 @@ def check_writable(path: Path) -> None:
         raise UsageError(f"{path}: owned by {st.st_uid}:{st.st_gid}; pedit could not keep its owner")
 
 
-def write(source: Source, text: str) -> Source:
+def write(source: Source, text: str, *, force: bool = False) -> Source:
     """Atomically replace the file with `text` in the source's encoding and conventions,
-    if it is still what was read (its Stamp); the Source of what is on disk now."""
+    if it may still be written (check_writable, at this moment; `force`: a hard-linked file
+    may) and is still what was read (its Stamp); the Source of what is on disk now."""
     assert source.path is not None
+    check_writable(source.path, force=force)
     data = source.encode(text)
     stamp = write_bytes(source.path, data, source.stamp)
     endings = line_endings(source.render(text)) if source.endings else ()  # one style stays one
     return replace(source, text=text, stamp=stamp, endings=endings)
+
+
+def write_new(source: Source, text: str, path: Path) -> None:
+    """`text` to a new file at `path`, in the source's encoding and conventions, never over
+    an existing file (atomic.create_bytes): where accepted work goes when its own file
+    refuses it."""
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory")
+    create_bytes(path, source.encode(text))

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from .. import models
 from ..backends import AnyBackend, Backend
-from ..engine.costmodel import CostModel
 from ..engine import grammar
+from ..engine.costmodel import CostModel
 from ..engine.edit import local
 from ..machine import calibration, vocabulary
 from ..models.progress import Began, Step, running, task

@@ -3,12 +3,14 @@ live beside this module and are registered at the end.
 
 Exit codes (docs/cli.md): 0 ok or no change, 1 would change (--check), 2 usage error or
 bad input, 3 model missing/corrupt/unloadable, 4 conflict (the file changed on disk), 5
-refused (an incomplete answer, or the write guard), 70 internal error, 130 interrupted,
+refused (an incomplete answer, or the write guard), 70 internal error, 75 the interactive
+session ended on a bug with its unsaved text kept, 129 hung up (SIGHUP), 130 interrupted,
 143 terminated.
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import inspect
 import os
@@ -23,7 +25,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
-from ..errors import ExitCode, PeditError, Terminated
+from ..errors import ExitCode, HungUp, PeditError, Terminated
 from . import options as o
 
 
@@ -53,6 +55,8 @@ class PeditGroup(TyperGroup):
 
             error = as_error(exc)
             _fail(ctx, error.message, error.exit_code)
+        except HungUp:
+            _fail(ctx, _stopped("hung up", ctx.invoked_subcommand), ExitCode.HANGUP)
         except Terminated:
             _fail(ctx, _stopped("terminated", ctx.invoked_subcommand), ExitCode.TERMINATED)
         except KeyboardInterrupt:
@@ -90,7 +94,8 @@ def _stopped(how: str, command: str | None) -> str:
 
 
 def _fail(ctx: click.Context, message: str, code: int):
-    typer.echo(f"pedit: error: {message}", err=True)
+    with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): the exit code still says it
+        typer.echo(f"pedit: error: {message}", err=True)
     ctx.exit(int(code))
 
 
@@ -103,7 +108,8 @@ EPILOG = "\n\n".join(
         "- 3 model missing, corrupt or unloadable",
         "- 4 the file changed on disk (or another pedit has it)",
         "- 5 the answer was refused (incomplete, or the guard)",
-        "- 70 internal error; 130 interrupted; 143 terminated",
+        "- 70 internal error; 75 the session ended on a bug, its unsaved text kept (pedit FILE)",
+        "- 129 hung up (SIGHUP); 130 interrupted; 143 terminated",
         "",
         "**Settings:** flags > PEDIT_MODEL / PEDIT_BACKEND > [tool.pedit] in pyproject.toml > the user "
         "config file > defaults; `pedit config` shows them and their sources.",
@@ -314,8 +320,15 @@ def _terminate(signum, frame):
     raise Terminated()
 
 
+def _hang_up(signum, frame):
+    raise HungUp()
+
+
 def main():
     signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C, exit 143
+    # a closed terminal: the same, exit 129 (not under nohup, which set it to be ignored)
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+        signal.signal(signal.SIGHUP, _hang_up)
     # A crash in native code (llama.cpp, torch) the build check could not foresee still
     # says where it happened on stderr before the process dies (exit 139), never silently.
     faulthandler.enable()

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ..app import config
 from ..app.templates import templates
@@ -15,7 +16,7 @@ from ..machine.cpus import CPUS
 def config_command():
     """Show the effective settings and where each came from."""
     settings = config.resolve({})
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)  # the values and paths may hold `[/]`
     unset = {"threads": f"(all {CPUS} CPUs)", "base_url": "(none)"}  # the rest: the command's
     for key, setting in settings.items():
         value = unset.get(key, "(the command's)") if setting.value is None else str(setting.value)
@@ -48,9 +49,9 @@ def templates_command(
     all_ = templates(config.resolve({}).templates)
     if name and name not in all_:
         raise typer.BadParameter(f"no template {name!r}; choose {', '.join(all_)}", param_hint="NAME")
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)  # a template's text is the user's
     for t in [all_[name]] if name else all_.values():
-        console.print(f"[bold]{t.name}[/] ({t.kind}; {t.source})", highlight=False)
+        console.print(Text.assemble((t.name, "bold"), f" ({t.kind}; {t.source})"), highlight=False)
         console.print(f"  system:      {t.system}", highlight=False, markup=False)
         console.print(f"  instruction: {t.instruction}", highlight=False, markup=False)
         if t.keep_bias:

@@ -40,7 +40,7 @@ class Files:
         names are there; else the PeditError that says why."""
         source = self.read(name)
         if self.writes:
-            fileio.check_writable(Path(name))
+            fileio.check_writable(Path(name), force=self.force)
             with fileio.locked(Path(name)):
                 pass  # another pedit on it: said now, not after loading the model
         if intent is not None and source.text.strip():

@@ -8,6 +8,7 @@ import click
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .. import models
 from ..app import config
@@ -48,19 +49,23 @@ def list_models():
     err = Console(stderr=True, soft_wrap=True)  # re-hashing a changed file
     repairs = []
     for m in models.REGISTRY.values():
-        mark = " [bold](default)[/]" if m.name == default.value else ""
+        mark = Text(" (default)", style="bold") if m.name == default.value else ""
         state = shown(assemble.check(m, where), err)
         if state.status == "corrupt":
             repairs.append(f"{m.name} is corrupt ({state.problem}); {assemble.repair_hint(m)}")
-        table.add_row(m.name + mark, STATE[state.status], f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}")
+        table.add_row(
+            Text(m.name) + mark, STATE[state.status], f"{m.size / 1e6:,.0f} MB", f"{m.title}; {m.note}"
+        )
     console = Console()
     console.print(table)
     for line in repairs:
-        console.print(f"[red]{line}[/]", soft_wrap=True, highlight=False)
-    console.print(f"default model: [bold]{default.value}[/] (from {default.source})", highlight=False)
-    console.print(f"model cache: {where}", highlight=False)
-    console.print(f"devices: {devices_line()}", highlight=False)
-    console.print(f"config file: {config.user_config_path()}", highlight=False)
+        console.print(Text(line, style="red"), soft_wrap=True, highlight=False)
+    console.print(Text.assemble("default model: ", (default.value, "bold"), f" (from {default.source})"),
+                  highlight=False)  # fmt: skip
+    # paths and the config's values may hold `[/]`: never markup
+    console.print(f"model cache: {where}", highlight=False, markup=False)
+    console.print(f"devices: {devices_line()}", highlight=False, markup=False)
+    console.print(f"config file: {config.user_config_path()}", highlight=False, markup=False)
     console.print(
         "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "
         "or a Hub repo id (owner/name, owner/name:file.gguf) when online.",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from ..app import config
 from ..app.outcome import Outcome
@@ -29,11 +30,12 @@ class Report:
     model: str | None = None
     load_seconds: float = 0.0
 
+    # a file's name, a path or a model's message may hold `[/]`: never read as markup
     def say(self, name: str, message: str) -> None:
-        self.err.print(f"pedit: {name}: {message}", highlight=False)
+        self.err.print(f"pedit: {name}: {message}", highlight=False, markup=False)
 
     def dim(self, line: str) -> None:
-        self.err.print(f"[dim]{line}[/]", highlight=False)
+        self.err.print(Text(line, style="dim"), highlight=False)
 
     def add(self, record: dict) -> dict:
         self.records.append(record)
@@ -53,7 +55,7 @@ class Report:
         """One line that names the file; the error and its exit code join the file's record
         (a new one if it has none yet); the exit code, kept in `code` too."""
         message = self.named(name, exc.message)
-        self.err.print(f"pedit: error: {message}", highlight=False)
+        self.err.print(f"pedit: error: {message}", highlight=False, markup=False)
         if record is None:
             record = self.add({"file": name})
         record["error"], record["exit_code"] = message, int(exc.exit_code)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -67,11 +68,13 @@ class Invocation:
 
 def expand(files: tuple[str, ...]) -> list[str]:
     """Files and globs (expanded here too, for shells that pass them quoted), in order; a
-    file named twice (`a.md ./a.md`, or through a link) is taken once."""
+    file named twice (`a.md ./a.md`, or through a link) is taken once. A name that is a
+    file is that file, even when it reads as a glob (`notes [draft].md`)."""
     out: list[str] = []
     seen: set[Path] = set()
     for f in files:
-        matches = sorted(glob.glob(f, recursive=True)) if glob.has_magic(f) and f != "-" else [f]
+        literal = f == "-" or not glob.has_magic(f) or os.path.lexists(f)
+        matches = [f] if literal else sorted(glob.glob(f, recursive=True))
         if not matches:
             raise UsageError(f"{f}: no file matches")
         for m in matches:

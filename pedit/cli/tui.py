@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..errors import UsageError
+from ..errors import HungUp, InternalError, RecoveredError, Terminated, UsageError
 from ..models.progress import quietly
 from . import options as o
 
@@ -79,4 +81,45 @@ def tui_command(
     )  # fmt: skip  # reads FILE: a missing, binary or read-only file is refused here
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
-    sys.exit(app.run() or 0)
+    sys.exit(run(app))
+
+
+def run(app) -> int:
+    """Run the session; its exit code. An ending the user did not choose keeps the accepted,
+    unsaved text in a recovery file (PeditApp.keep_unsaved) and says where: a signal
+    (SIGHUP, SIGTERM, SIGINT; the app ends on it through its event loop, PeditApp.
+    _hold_signals) goes on to its usual exit (129, 143, 130); a bug in pedit, whose
+    traceback Textual has printed, exits 75 with the text kept, 70 without."""
+    try:
+        code = app.run()
+    except KeyboardInterrupt:  # a signal before the app held them, or after
+        _say_kept(app.keep_unsaved())
+        raise
+    return ended(app, code)
+
+
+STOPS = {"SIGHUP": HungUp, "SIGTERM": Terminated, "SIGINT": KeyboardInterrupt}
+
+
+def ended(app, code: int | None) -> int:
+    """After the app has stopped: its exit code; or, when a signal ended it, the signal's
+    exception (cli/app.py says it and exits with its code), the accepted, unsaved text kept
+    first; or, when a bug ended it (Textual's return code 1), InternalError or
+    RecoveredError (the text kept)."""
+    if app.stopped_by is not None:
+        _say_kept(app.keep_unsaved())
+        raise STOPS[signal.Signals(app.stopped_by).name]()
+    if not app.return_code:
+        return code or 0
+    kept = app.keep_unsaved()
+    if kept is None:
+        raise InternalError("internal error: the session ended on a bug (its traceback is above); "
+                            "no accepted text was unsaved")  # fmt: skip
+    raise RecoveredError(f"internal error: the session ended on a bug (its traceback is above); "
+                         f"the accepted, unsaved text is kept in {kept}")  # fmt: skip
+
+
+def _say_kept(kept) -> None:
+    if kept is not None:
+        with contextlib.suppress(OSError):  # no terminal left (SIGHUP)
+            print(f"pedit: the accepted, unsaved text is kept in {kept}", file=sys.stderr)

@@ -80,7 +80,7 @@ def write_back(mode: WriteBack, d: Decision, record: dict, say: Say) -> int:
             print_diff(list(d.diff))
         raise unsafe(d)
     elif mode == WriteBack.YES or _confirm(d):
-        fileio.write(d.source, d.answer)
+        fileio.write(d.source, d.answer, force=d.force)
         record["written"] = True
         say(name, "written" + (f" (forced: {d.refused})" if d.refused else ""))
     return ExitCode.OK

@@ -11,7 +11,7 @@ from ..app import fileio
 from ..app.session import Session
 from ..checks import guard
 from ..errors import PeditError
-from .screens import HelpScreen, ModelScreen, QuitScreen
+from .screens import HelpScreen, ModelScreen, QuitScreen, SaveAsScreen
 
 
 class Actions:
@@ -35,27 +35,50 @@ class Actions:
         elif isinstance(self.focused, Input):
             self.focused.action_copy()
         else:
-            self.notify("Ctrl+Q quits", timeout=2)
+            self.tell("Ctrl+Q quits", timeout=2)
 
     def action_save(self) -> None:
+        """Save the working text to the file, with the command line's checks at this moment
+        (fileio.write: read-only file or folder, hard links, changed on disk; the lock:
+        another pedit; the guard). A refused save says so and how to keep the text (F2)."""
         if self.session is None or self.running:
             return
         refusal = guard.judge(self.path.name, self.source.text, self.session.text, judged=False)
         if refusal and refusal.stands(self.force):  # no flag saves an empty file
-            self.notify(
-                f"{refusal.reason} (start pedit with --force to save it anyway)", title="not saved",
-                severity="error",
-            )  # fmt: skip
+            self._refused(f"{refusal.reason} (start pedit with --force to save it anyway)")
             return
         try:
             with fileio.locked(self.path):  # and written only if still what was read
-                self.source = fileio.write(self.source, self.session.text)
+                self.source = fileio.write(self.source, self.session.text, force=self.force)
         except PeditError as exc:
-            self.notify(exc.message, title="not saved", severity="error")
+            self._refused(exc.message)
             return
         self.session.mark_saved()
         self._title()
         self.set_status(f"saved {self.path}")
+
+    def _refused(self, reason: str) -> None:
+        self.tell(f"{reason}. F2 saves the text to another file.", title="not saved", severity="error")
+        self.set_status(f"not saved: {reason}")
+
+    def action_save_as(self) -> None:
+        """The working text to a new file (offered: FILE.pedit-rejected beside the file),
+        never over an existing one; the session stays on its file."""
+        if self.session is None or self.running:
+            return
+
+        def chosen(name: str | None) -> None:
+            if not name or self.session is None:
+                return
+            where = Path(name).expanduser()
+            try:
+                fileio.write_new(self.source, self.session.text, where)
+            except PeditError as exc:
+                self.tell(exc.message, title="not saved", severity="error")
+                return
+            self.set_status(f"the text is in {where}; {self.path.name} is unchanged")
+
+        self.push_screen(SaveAsScreen(f"{self.path}.pedit-rejected"), chosen)
 
     def action_undo(self) -> None:
         if self.session is not None and not self.running and self.session.undo():

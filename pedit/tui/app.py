@@ -8,6 +8,8 @@ the session checks after every event, so the app never blocks on the model.
 
 from __future__ import annotations
 
+import asyncio
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,10 +17,11 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, RichLog, Static
+from textual.content import Content
+from textual.widgets import Footer, Header, RichLog, Static
 from textual.worker import get_current_worker
 
-from ..app import fileio
+from ..app import fileio, recovery
 from ..app.loading import Loaded
 from ..app.options import EngineOptions
 from ..app.session import Session, TurnResult
@@ -26,7 +29,7 @@ from ..machine import calibration
 from .actions import Actions
 from .loading import Loading
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped, batched
-from .widgets import Document, figures, history_line
+from .widgets import Document, Instruction, figures, history_line
 
 
 class PeditApp(Actions, Loading, App[int]):
@@ -35,10 +38,26 @@ class PeditApp(Actions, Loading, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pedit"
     BINDINGS = [
+        # the verdict on an answer (Document.verdict), first in the footer while it is live: the
+        # app's own keys, decided as they come, so that a key typed before the focus moved
+        # never lands where it moved to
+        *(
+            Binding(key, f"answer('{name}')", label, priority=True, show=show)
+            for key, name, label, show in (
+                ("a", "accept_all", "Accept all", True),
+                ("r", "reject", "Reject", True),
+                ("space", "toggle", "Toggle hunk", True),
+                ("enter", "apply", "Apply picked", True),
+                ("down,j", "next_hunk", "Next hunk", False),
+                ("up,k", "previous_hunk", "Previous hunk", False),
+                ("e", "retry", "Edit & retry", True),
+            )
+        ),  # fmt: skip
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True),
         Binding("ctrl+s", "save", "Save"),
+        Binding("f2", "save_as", "Save as"),
         Binding("ctrl+z", "undo", "Undo"),
         Binding("ctrl+y", "redo", "Redo"),
         Binding("ctrl+o", "switch_model", "Model"),
@@ -60,7 +79,7 @@ class PeditApp(Actions, Loading, App[int]):
         CLI's loading.load_with_cost, or a test's); called in a worker thread."""
         super().__init__()
         self.source = fileio.read(path, force=force)
-        fileio.check_writable(path)
+        fileio.check_writable(path, force=force)
         self.path, self.load, self.model, self.force = path, load, model, force
         self.options = options or EngineOptions()
         self.system = system
@@ -68,6 +87,8 @@ class PeditApp(Actions, Loading, App[int]):
         self.running = False
         self.ttft: list[tuple[int, float, int]] = []  # (turn, seconds to first token, cached tokens)
         self.last_instruction = ""
+        self.stopped_by: int | None = None  # the signal that ended the session (SIGHUP, SIGTERM, SIGINT)
+        self._handlers: dict[int, object] = {}
 
     # --- layout --------------------------------------------------------------------------
 
@@ -78,27 +99,84 @@ class PeditApp(Actions, Loading, App[int]):
             with Vertical(id="side"):
                 yield Static(id="figures")
                 yield RichLog(id="history", wrap=True, markup=False)
-        yield Input(placeholder="Instruction, then Enter (F1: help)", id="instruction", disabled=True)
+        yield Instruction(placeholder="Instruction, then Enter (F1: help)", id="instruction", disabled=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.document.border_title = self.path.name
+        self._hold_signals()
+        self.document.border_title = Content(self.path.name)  # a name is never markup
         self.query_one("#figures").border_title = "live"
         self.query_one("#history").border_title = "history"
         self.document.show_file(self.source.text)
         self.set_status(f"loading {self.model}...")
         self.load_model(self.model)
+        if kept := recovery.found(self.path):
+            self.tell(
+                f"An earlier session on {self.path.name} ended before its accepted text was saved; "
+                f"that text is in {kept}",
+                title="recovery file",
+                severity="warning",
+                timeout=30,
+            )
+
+    # --- signals ----------------------------------------------------------------------------
+
+    def _hold_signals(self) -> None:
+        """SIGHUP (the terminal closed), SIGTERM and SIGINT end the session through the event
+        loop (asyncio's add_signal_handler), not by an exception raised wherever Python was
+        (in the middle of a render, it left a traceback, tasks never awaited and the
+        terminal in the app's modes): the turn is cancelled, the app exits as on Ctrl+Q,
+        the terminal is given back, and cli/tui.run says what the signal means. A save in
+        progress finishes first: it runs on the loop, which takes the signal after it."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT) if hasattr(signal, "SIGHUP") else ():
+            before = signal.getsignal(sig)
+            if before == signal.SIG_IGN:  # nohup: ignored it stays
+                continue
+            try:
+                loop.add_signal_handler(sig, self._signalled, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not here (Windows, a thread)
+                continue
+            self._handlers[sig] = before
+
+    def _signalled(self, sig: int) -> None:
+        if self.stopped_by is None:
+            self.stopped_by = sig
+            self.workers.cancel_group(self, "turn")
+            self.exit(128 + sig)
+
+    def _release_signals(self) -> None:
+        """The handlers as they were before the session (the CLI's: cli/app.py)."""
+        loop = asyncio.get_running_loop()
+        for sig, before in self._handlers.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, before)
+        self._handlers = {}
+
+    def keep_unsaved(self) -> Path | None:
+        """The accepted, unsaved text to its recovery file (app/recovery.py), when the
+        session ends otherwise than by the user's choice; None when nothing is unsaved."""
+        if self.session is None or not self.session.unsaved:
+            return None
+        return recovery.keep(self.source, self.session.text)
 
     @property
     def document(self) -> Document:
         return self.query_one(Document)
 
     @property
-    def instruction(self) -> Input:
-        return self.query_one("#instruction", Input)
+    def instruction(self) -> Instruction:
+        return self.query_one("#instruction", Instruction)
 
     def set_status(self, text: str) -> None:
-        self.sub_title = text
+        self.sub_title = text  # the header shows it as plain text (App.format_title)
+
+    def tell(
+        self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None
+    ):
+        """A notice. Its text is never markup: a path, a model spec, an instruction or an
+        error may hold `[/]` or `[bold]`, shown as typed."""
+        self.notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def _title(self) -> None:
         unsaved = self.session is not None and self.session.unsaved
@@ -110,7 +188,7 @@ class PeditApp(Actions, Loading, App[int]):
     def model_ready(self, message: ModelReady) -> None:
         if message.error:
             self.set_status(f"model {message.name}: {message.error}")
-            self.notify(message.error, title="model not loaded", severity="error")
+            self.tell(message.error, title="model not loaded", severity="error")
             if self.session is None:
                 return
         else:
@@ -118,14 +196,14 @@ class PeditApp(Actions, Loading, App[int]):
             self.model = message.name
             self.set_status(f"model {message.name}")
         self.instruction.disabled = False
-        self.instruction.focus()
+        self.screen.set_focus(self.instruction)
         self._title()
         self.refresh_figures(None, 0, 0.0)
 
     # --- a turn ------------------------------------------------------------------------------
 
-    @on(Input.Submitted, "#instruction")
-    def submit(self, event: Input.Submitted) -> None:
+    @on(Instruction.Submitted, "#instruction")
+    def submit(self, event: Instruction.Submitted) -> None:
         text = event.value.strip()
         if not text or self.session is None or self.running:
             return
@@ -137,7 +215,7 @@ class PeditApp(Actions, Loading, App[int]):
         self.running = True
         self.instruction.disabled = True
         self.document.start_stream()
-        self.document.focus()
+        self.screen.set_focus(self.document)
         self.set_status(f"writing: {text}")
         self.generate(text)
 
@@ -171,7 +249,7 @@ class PeditApp(Actions, Loading, App[int]):
         s = result.stats
         self.refresh_figures(s, s.completion_tokens, s.prefill_seconds + s.decode_seconds)
         self.document.show_diff(result.before, result.answer)
-        self.document.focus()
+        self.screen.set_focus(self.document)
         self.set_status("a accept all · space/enter pick hunks · r reject · e retry")
 
     @on(TurnStopped)
@@ -181,26 +259,36 @@ class PeditApp(Actions, Loading, App[int]):
             self.document.show_file(self.session.text)
         self.set_status(message.reason)
         if message.error:
-            self.notify(message.reason, title="error", severity="error")
+            self.tell(message.reason, title="error", severity="error")
         self._ready_for_instruction(self.last_instruction if message.error else "")
 
-    @on(Document.Decided)
-    def decided(self, message: Document.Decided) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The verdict keys are live while the answer's diff has the focus; else the key
+        goes on to what has it (a letter to the instruction box)."""
+        if action == "answer":
+            return self.focused is self.document and self.document.mode == "diff"
+        return True
+
+    def action_answer(self, name: str) -> None:
+        """A verdict key, decided now: the text kept (or not), and the focus moved to the
+        instruction before the next key is looked at."""
         session = self.session
-        if session is None or session.pending is None:
+        got = self.document.verdict(name)
+        if got is None or session is None or session.pending is None:
             return
+        text, retry = got
         result = session.pending
-        if message.text is None:
+        if text is None:
             session.reject()
             verdict = "rejected"
         else:
-            session.accept(message.text)
-            verdict = "accepted" if message.text == result.answer else "partly accepted"
+            session.accept(text)
+            verdict = "accepted" if text == result.answer else "partly accepted"
         self._log(result, verdict)
         self.document.show_file(session.text)
         self._title()
         self.set_status(f"{verdict}: {result.instruction}")
-        self._ready_for_instruction(self.last_instruction if message.retry else "")
+        self._ready_for_instruction(self.last_instruction if retry else "")
 
     def _log(self, result: TurnResult, verdict: str) -> None:
         session = self.session
@@ -210,12 +298,13 @@ class PeditApp(Actions, Loading, App[int]):
     def _ready_for_instruction(self, value: str) -> None:
         self.instruction.disabled = False
         self.instruction.value = value
-        self.instruction.focus()
+        self.screen.set_focus(self.instruction)  # now, not after the keys already queued
 
     def refresh_figures(self, stats, tokens: int, elapsed: float) -> None:
         self.query_one("#figures", Static).update(figures(stats, tokens, elapsed, self.ttft, self.model))
 
     def on_unmount(self) -> None:
+        self._release_signals()
         # a generation still running (cancelled, between two passes) owns the backend until
         # it returns; the process exit frees it then
         if self.session is not None and not self.running:

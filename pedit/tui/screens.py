@@ -17,6 +17,7 @@ KEYS = [
     ("r", "reject the answer"),
     ("e", "reject and edit the instruction to retry"),
     ("Ctrl+S", "save the working text to the file"),
+    ("F2", "save the working text to another, new file (FILE.pedit-rejected is offered)"),
     ("Ctrl+Z / Ctrl+Y", "undo / redo an accepted turn"),
     ("Ctrl+O", "switch model"),
     ("Ctrl+T", "light / dark theme"),
@@ -56,9 +57,28 @@ class ModelScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(
-                f"Model (now {self.current}): a name from `pedit models`, a .gguf file or an HF folder"
+                f"Model (now {self.current}): a name from `pedit models`, a .gguf file or an HF folder",
+                markup=False,
             )
             yield Input(value=self.current, id="model")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+class SaveAsScreen(ModalScreen[str | None]):
+    """Ask for a new file to hold the working text (a name that exists is refused)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, offered: str) -> None:
+        super().__init__()
+        self.offered = offered
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Save the working text to a new file (never over an existing one):")
+            yield Input(value=self.offered, id="path")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

@@ -6,10 +6,8 @@ from __future__ import annotations
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ..app.hunks import Hunk, hunks, merge
 from ..app.session import TurnResult
@@ -22,24 +20,8 @@ STREAM_TAIL = 20_000  # characters of streamed text kept on screen (the rest is 
 
 class Document(VerticalScroll, can_focus=True):
     """The working text (syntax-highlighted), the answer as it streams, or the answer as a
-    diff whose hunks the user picks (space), then applies (enter) or takes whole (a)."""
-
-    BINDINGS = [
-        Binding("a", "accept_all", "Accept all"),
-        Binding("r", "reject", "Reject"),
-        Binding("space", "toggle", "Toggle hunk"),
-        Binding("enter", "apply", "Apply picked"),
-        Binding("down,j", "next_hunk", "Next hunk", show=False),
-        Binding("up,k", "previous_hunk", "Previous hunk", show=False),
-        Binding("e", "retry", "Edit & retry"),
-    ]
-
-    class Decided(Message):
-        """The user's verdict on the answer: the text to keep (None: reject)."""
-
-        def __init__(self, text: str | None, retry: bool = False) -> None:
-            super().__init__()
-            self.text, self.retry = text, retry
+    diff whose hunks the user picks (space), then applies (enter) or takes whole (a). The
+    keys are the app's (PeditApp.VERDICT): it decides on them in the order they come."""
 
     def __init__(self, filename: str, **kw) -> None:
         super().__init__(**kw)
@@ -140,21 +122,14 @@ class Document(VerticalScroll, can_focus=True):
         else:
             self.scroll_up()
 
-    def action_accept_all(self) -> None:
-        if self.mode == "diff":
-            self.post_message(self.Decided(self.new))
-
-    def action_apply(self) -> None:
-        if self.mode == "diff":
-            self.post_message(self.Decided(self.picked_text))
-
-    def action_reject(self) -> None:
-        if self.mode == "diff":
-            self.post_message(self.Decided(None))
-
-    def action_retry(self) -> None:
-        if self.mode == "diff":
-            self.post_message(self.Decided(None, retry=True))
+    def verdict(self, name: str) -> tuple[str | None, bool] | None:
+        """What a verdict key keeps: (the text, None to reject; whether to retry), or None
+        for a key that moves within the diff."""
+        if name in ("toggle", "next_hunk", "previous_hunk"):
+            getattr(self, f"action_{name}")()
+            return None
+        return {"accept_all": (self.new, False), "apply": (self.picked_text, False), "reject": (None, False),
+                "retry": (None, True)}[name]  # fmt: skip
 
 
 def figures(
@@ -187,3 +162,18 @@ def history_line(n: int, result: TurnResult, verdict: str) -> Text:
     line.append(result.instruction)
     line.append(f"  ({s.completion_tokens} tok, first {result.first_token_seconds:.2f}s{speed})", "dim")
     return line
+
+
+class Instruction(Input):
+    """The instruction box. It takes its own Enter, in the order of the keys it was given:
+    a key's binding is otherwise looked up when the key comes back up to the app, against
+    whatever has the focus by then, and an Enter typed before the focus moved could submit
+    letters typed after it (issue 54)."""
+
+    async def _on_key(self, event) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
+            return
+        await super()._on_key(event)

@@ -41,9 +41,9 @@ class RichReporter:
     ) -> Iterator[Callable[[int], None]]:
         if not self.console.is_terminal:  # a log, not a screen: one line when done
             yield lambda done: None
-            self.console.print(f"pedit: {description}: done", highlight=False)
+            self.console.print(f"pedit: {description}: done", highlight=False, markup=False)
             return
-        columns = [SpinnerColumn(), TextColumn("{task.description}")]
+        columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False)]
         if total is not None:
             columns += [BarColumn(), DownloadColumn() if unit == "bytes" else MofNCompleteColumn()]
             columns += [TimeRemainingColumn()]
