@@ -89,9 +89,11 @@ def test_an_unwritable_cache_is_a_warning_not_an_error(workdir, unwritable_cache
         result = invoke(*FIX)
         assert result.exit_code == 0, result.stderr
         said = warnings(result.stderr)
-        # and the prompt cache's, once per process (a command is one: here both run in this one)
-        assert "cost cache" in said[0] and len(said) == (2 if run == 0 else 1)
-        assert run or "prompt cache" in said[1]
+        # the token table's (the skeleton's grammar) for each model loaded, and the prompt
+        # cache's once per process (a command is one: here both run in this one)
+        assert "cost cache" in said[0] and len(said) == (3 if run == 0 else 2)
+        assert sum("token table cache" in line for line in said) == 1
+        assert run or sum("prompt cache" in line for line in said) == 1
 
 
 def test_a_full_disk_is_a_warning_and_leaves_no_temporary_file(workdir, full_disk, monkeypatch):
@@ -99,7 +101,10 @@ def test_a_full_disk_is_a_warning_and_leaves_no_temporary_file(workdir, full_dis
     result = invoke(*FIX)
     assert result.exit_code == 0, result.stderr
     said = warnings(result.stderr)
-    assert len(said) == 2 and "cost cache" in said[0] and "prompt cache" in said[1]
+    assert len(said) == 3 and "cost cache" in said[0]
+    assert {"prompt cache", "token table cache"} == {
+        k for k in ("prompt cache", "token table cache") for line in said if k in line
+    }
     assert all("No space left on device" in line for line in said)
     assert temporary_files(full_disk) == [] and not list(full_disk.rglob("*.json"))
     assert not list(full_disk.rglob("*.kv"))
@@ -163,8 +168,9 @@ def test_the_hook_goes_on_with_an_unwritable_cache(workdir, unwritable_cache):
     result = invoke("hook", "run", "x.md")
     assert result.exit_code == 0 and "ok x.md" in result.output, (result.output, result.stderr)
     said = warnings(result.stderr)
-    assert len(said) == 3  # once each
-    assert "cost cache" in said[0] and "prompt cache" in said[1] and "result cache" in said[2]
+    assert len(said) == 4  # once each
+    kinds = ("cost cache", "token table cache", "prompt cache", "result cache")
+    assert sorted(k for line in said for k in kinds if k in line) == sorted(kinds)
 
 
 def test_result_cache_unwritable_warns_once(tmp_path):

@@ -321,19 +321,29 @@ async def test_a_save_after_undo_writes_that_turns_text_in_the_files_conventions
     path = tmp_path / "notes.txt"
     path.write_bytes(data)
     app.source = fileio.read(path)
+    first = app.source.text.replace("quick", "quiet")  # answers the file's encoding can hold
+    second = first.replace("lazy", "idle")
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot, app)
-        first = await ask(pilot, app, "Fix the grammar.")
-        await pilot.press("a")
-        await ask(pilot, app, "Once more.")
-        await pilot.press("a")
+        ran = await ask(pilot, app, "Fix the grammar.")  # a real turn; its answer replaced
+        for instruction, before, answer in (
+            ("Fix the grammar.", app.source.text, first),
+            ("Once more.", first, second),
+        ):
+            app.session.pending = type(ran)(
+                **{**vars(ran), "instruction": instruction, "before": before, "answer": answer}
+            )
+            app.document.show_diff(before, answer)
+            app.screen.set_focus(app.document)  # as a finished turn leaves it
+            await pilot.press("a")
+        assert app.session.text == second
         await pilot.press("ctrl+z")
-        assert app.session.text == first.answer
+        assert app.session.text == first
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert not app.session.unsaved
     written = path.read_bytes()
-    assert kept(written) and fileio.read(path).text == app.source.render(first.answer).replace("\r\n", "\n")
+    assert kept(written) and fileio.read(path).text == app.source.render(first).replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])

@@ -53,7 +53,7 @@ def test_a_cache_that_cannot_be_written_costs_a_warning(tmp_path, monkeypatch):
     assert vocabulary.table(backend, warn=said.append) == [
         backend.token_bytes(i) for i in range(backend.n_vocab)
     ]
-    assert len(said) == 1 and said[0].startswith("pedit: cannot cache the token table in ")
+    assert len(said) == 1 and said[0].startswith("cannot write the token table cache (")
 
 
 def test_a_tokenizer_from_the_cached_table_masks_as_the_backends_does():

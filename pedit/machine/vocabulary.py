@@ -11,15 +11,13 @@ overwritten, and a cache that cannot be written costs a warning line, never the 
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from .. import models
-from ..models.cachefile import warn_stderr
+from ..models.cachefile import warn_stderr, write_cache_bytes
 from .calibration import identity
 
 MAGIC = b"PVOC1"
@@ -41,10 +39,7 @@ def table(backend, warn=warn_stderr) -> list[bytes]:
     try:
         _write(where, tokens)
     except OSError as exc:
-        warn(
-            f"pedit: cannot cache the token table in {where.parent} ({exc.strerror}); "
-            "it is read again next time"
-        )
+        warn(f"cannot write the token table cache ({exc}); it is read again next time")
     return tokens
 
 
@@ -65,13 +60,5 @@ def _read(path: Path, n: int) -> list[bytes] | None:
 
 
 def _write(path: Path, tokens: list[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     lengths = np.fromiter((len(t) for t in tokens), dtype="<u4", count=len(tokens))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + struct.pack("<I", len(tokens)) + lengths.tobytes() + b"".join(tokens))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_cache_bytes(path, MAGIC + struct.pack("<I", len(tokens)) + lengths.tobytes() + b"".join(tokens))

@@ -58,8 +58,10 @@ class PeditApp(Actions, Loading, App[int]):
         Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True),
         Binding("ctrl+s", "save", "Save"),
         Binding("f2", "save_as", "Save as"),
-        Binding("ctrl+z", "undo", "Undo"),
-        Binding("ctrl+y", "redo", "Redo"),
+        # the session's undo, wherever the focus is: the instruction box's own undo (Textual's
+        # Input has one) would otherwise take the key after every turn
+        Binding("ctrl+z", "undo", "Undo", priority=True),
+        Binding("ctrl+y", "redo", "Redo", priority=True),
         Binding("ctrl+o", "switch_model", "Model"),
         Binding("ctrl+t", "toggle_theme", "Theme"),
         Binding("f1", "help", "Help"),
