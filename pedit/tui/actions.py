@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import Input, RichLog
 
 from ..app import fileio
-from ..app.session import Session
+from ..app.session import Session, TurnResult
 from ..checks import guard
 from ..errors import PeditError
 from .screens import HelpScreen, ModelScreen, QuitScreen, SaveAsScreen
+from .widgets import history_line
 
 
 class Actions:
@@ -130,3 +131,41 @@ class Actions:
     def _quit(self) -> None:
         self.workers.cancel_group(self, "turn")
         self.exit(0)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The verdict keys are live while the answer's diff has the focus; else the key
+        goes on to what has it (a letter to the instruction box)."""
+        if action == "answer":
+            return self.focused is self.document and self.document.mode == "diff"
+        return True
+
+    def action_answer(self, name: str) -> None:
+        """A verdict key, decided now: the text kept (or not), and the focus moved to the
+        instruction before the next key is looked at."""
+        session = self.session
+        got = self.document.verdict(name)
+        if got is None or session is None or session.pending is None:
+            return
+        text, retry = got
+        result = session.pending
+        if text is None:
+            session.reject()
+            verdict = "rejected"
+        else:
+            session.accept(text)
+            verdict = "accepted" if text == result.answer else "partly accepted"
+        self._log(result, verdict)
+        self.document.show_file(session.text)
+        self._title()
+        self.set_status(f"{verdict}: {result.instruction}")
+        self._ready_for_instruction(self.last_instruction if retry else "")
+
+    def _log(self, result: TurnResult, verdict: str) -> None:
+        session = self.session
+        n = len(session.turns) if session else 0
+        self.query_one("#history", RichLog).write(history_line(n, result, verdict))
+
+    def _ready_for_instruction(self, value: str) -> None:
+        self.instruction.disabled = False
+        self.instruction.value = value
+        self.screen.set_focus(self.instruction)  # now, not after the keys already queued

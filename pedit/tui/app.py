@@ -8,8 +8,6 @@ the session checks after every event, so the app never blocks on the model.
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,18 +19,19 @@ from textual.content import Content
 from textual.widgets import Footer, Header, RichLog, Static
 from textual.worker import get_current_worker
 
-from ..app import fileio, recovery
+from ..app import fileio
 from ..app.loading import Loaded
 from ..app.options import EngineOptions
-from ..app.session import Session, TurnResult
+from ..app.session import Session
 from ..machine import calibration
 from .actions import Actions
+from .endings import Endings
 from .loading import Loading
 from .messages import ModelReady, Streamed, TurnDone, TurnStopped, batched
-from .widgets import Document, Instruction, figures, history_line
+from .widgets import Document, Instruction, figures
 
 
-class PeditApp(Actions, Loading, App[int]):
+class PeditApp(Actions, Loading, Endings, App[int]):
     """pedit FILE: iterate on one file, each accepted answer the draft of the next turn."""
 
     CSS_PATH = "app.tcss"
@@ -112,55 +111,7 @@ class PeditApp(Actions, Loading, App[int]):
         self.document.show_file(self.source.text)
         self.set_status(f"loading {self.model}...")
         self.load_model(self.model)
-        if kept := recovery.found(self.path):
-            self.tell(
-                f"An earlier session on {self.path.name} ended before its accepted text was saved; "
-                f"that text is in {kept}",
-                title="recovery file",
-                severity="warning",
-                timeout=30,
-            )
-
-    # --- signals ----------------------------------------------------------------------------
-
-    def _hold_signals(self) -> None:
-        """SIGHUP (the terminal closed), SIGTERM and SIGINT end the session through the event
-        loop (asyncio's add_signal_handler), not by an exception raised wherever Python was
-        (in the middle of a render, it left a traceback, tasks never awaited and the
-        terminal in the app's modes): the turn is cancelled, the app exits as on Ctrl+Q,
-        the terminal is given back, and cli/tui.run says what the signal means. A save in
-        progress finishes first: it runs on the loop, which takes the signal after it."""
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT) if hasattr(signal, "SIGHUP") else ():
-            before = signal.getsignal(sig)
-            if before == signal.SIG_IGN:  # nohup: ignored it stays
-                continue
-            try:
-                loop.add_signal_handler(sig, self._signalled, sig)
-            except (NotImplementedError, RuntimeError, ValueError):  # not here (Windows, a thread)
-                continue
-            self._handlers[sig] = before
-
-    def _signalled(self, sig: int) -> None:
-        if self.stopped_by is None:
-            self.stopped_by = sig
-            self.workers.cancel_group(self, "turn")
-            self.exit(128 + sig)
-
-    def _release_signals(self) -> None:
-        """The handlers as they were before the session (the CLI's: cli/app.py)."""
-        loop = asyncio.get_running_loop()
-        for sig, before in self._handlers.items():
-            loop.remove_signal_handler(sig)
-            signal.signal(sig, before)
-        self._handlers = {}
-
-    def keep_unsaved(self) -> Path | None:
-        """The accepted, unsaved text to its recovery file (app/recovery.py), when the
-        session ends otherwise than by the user's choice; None when nothing is unsaved."""
-        if self.session is None or not self.session.unsaved:
-            return None
-        return recovery.keep(self.source, self.session.text)
+        self._say_recovery()
 
     @property
     def document(self) -> Document:
@@ -263,44 +214,6 @@ class PeditApp(Actions, Loading, App[int]):
         if message.error:
             self.tell(message.reason, title="error", severity="error")
         self._ready_for_instruction(self.last_instruction if message.error else "")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The verdict keys are live while the answer's diff has the focus; else the key
-        goes on to what has it (a letter to the instruction box)."""
-        if action == "answer":
-            return self.focused is self.document and self.document.mode == "diff"
-        return True
-
-    def action_answer(self, name: str) -> None:
-        """A verdict key, decided now: the text kept (or not), and the focus moved to the
-        instruction before the next key is looked at."""
-        session = self.session
-        got = self.document.verdict(name)
-        if got is None or session is None or session.pending is None:
-            return
-        text, retry = got
-        result = session.pending
-        if text is None:
-            session.reject()
-            verdict = "rejected"
-        else:
-            session.accept(text)
-            verdict = "accepted" if text == result.answer else "partly accepted"
-        self._log(result, verdict)
-        self.document.show_file(session.text)
-        self._title()
-        self.set_status(f"{verdict}: {result.instruction}")
-        self._ready_for_instruction(self.last_instruction if retry else "")
-
-    def _log(self, result: TurnResult, verdict: str) -> None:
-        session = self.session
-        n = len(session.turns) if session else 0
-        self.query_one("#history", RichLog).write(history_line(n, result, verdict))
-
-    def _ready_for_instruction(self, value: str) -> None:
-        self.instruction.disabled = False
-        self.instruction.value = value
-        self.screen.set_focus(self.instruction)  # now, not after the keys already queued
 
     def refresh_figures(self, stats, tokens: int, elapsed: float) -> None:
         self.query_one("#figures", Static).update(figures(stats, tokens, elapsed, self.ttft, self.model))
