@@ -7,12 +7,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pedit-installed
-# llama-cpp-python compiles llama.cpp from source; its multimodal part is not needed.
-# Not -march=native: on a Xeon with AMX, llama.cpp's native build runs AMX tile
-# instructions the kernel has not enabled for the process (a general protection fault in
-# libggml-cpu on the first quantized matmul); AVX2 runs on every x86-64 machine here, Intel
-# or AMD, so a wheel pip cached on one runs on the other.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# llama-cpp-python compiles llama.cpp from source. pedit/models/nativebuild.py builds it for
+# this CPU (llama.cpp's own default, -march=native: AVX-512 where the CPU has it, AMX where its
+# tiles run here), keeps the wheel per CPU in the user cache, and after the install checks it
+# with a tiny model in a child process: a build that crashes here is replaced by the next
+# safer one (native without AMX, then AVX2). docs/models.md says what each machine gets.
 # Everything below runs offline: no model hub at run time.
 export HF_HUB_OFFLINE := 1
 
@@ -23,7 +22,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python pedit/models/nativebuild.py install
 	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pedit.models.nativebuild check
 	touch $@
 
 test: install

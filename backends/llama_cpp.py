@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,15 @@ def device() -> str:
     import llama_cpp as L
 
     return "gpu (offload)" if L.llama_supports_gpu_offload() else "cpu"
+
+
+def cpu_features() -> list[str]:
+    """The instruction sets this build's CPU backend runs, as ggml names them ("AVX2",
+    "AVX512", "AVX512_VNNI", "AMX_INT8", "NEON", ...): llama_print_system_info's "X = 1"."""
+    import llama_cpp as L
+
+    info = L.llama_print_system_info().decode("utf-8", "replace")
+    return re.findall(r"\b(\w+) = 1\b", info)
 
 
 def _load_model(L, path: Path, n_gpu_layers: int | None):

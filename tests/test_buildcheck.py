@@ -16,7 +16,7 @@ import pytest
 
 from pedit import models
 from pedit.errors import ExitCode, ModelError
-from pedit.models import buildcheck, probe
+from pedit.models import buildcheck, nativebuild, probe
 from pedit.models.progress import quietly
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,10 +76,7 @@ def test_a_probe_that_dies_of_a_signal_is_a_model_error_with_the_rebuild_command
     message = err.value.message
     assert err.value.exit_code == ExitCode.MODEL == 3 and "\n" not in message
     assert f"died of {sig.name}" in message and buildcheck.cpu_name() in message
-    assert message.endswith(
-        f'rebuild it without -march=native: CMAKE_ARGS="{buildcheck.CMAKE_ARGS}" {sys.executable} '
-        "-m pip install --no-cache-dir --force-reinstall llama-cpp-python==0.3.36"
-    )
+    assert message.endswith(f"build it for this CPU: {sys.executable} -m pedit.models.nativebuild")
     assert entries(isolated_dirs / "cache") == []  # a crash is not remembered
 
 
@@ -127,10 +124,13 @@ def test_the_probe_has_the_bundled_models_tensor_types(tmp_path):
     assert types == {"F32", "Q4_K", "Q6_K", "Q5_0", "Q8_0"}
 
 
-def test_the_rebuild_flags_are_the_makefiles_and_the_readmes():
-    makefile = re.search(r"^export CMAKE_ARGS \?= (.+)$", (ROOT / "Makefile").read_text(), re.M)
-    readme = re.search(r'^export CMAKE_ARGS="(.+)"$', (ROOT / "README.md").read_text(), re.M)
-    assert makefile.group(1) == readme.group(1) == buildcheck.CMAKE_ARGS
+def test_the_makefile_builds_llama_cpp_with_nativebuild_at_the_pinned_version():
+    makefile = (ROOT / "Makefile").read_text()
+    pin = re.search(r'"llama-cpp-python==([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pin.group(1) == nativebuild.VERSION
+    install = makefile.index("pedit/models/nativebuild.py install")
+    assert install < makefile.index("pip install -e") < makefile.index("-m pedit.models.nativebuild check")
+    assert "CMAKE_ARGS" not in makefile  # the tiers' flags are nativebuild's alone
 
 
 # --- from the real command line: a llama_cpp that dies of SIGSEGV when it is loaded --------
@@ -164,10 +164,7 @@ def test_a_segfaulting_build_is_exit_3_and_one_line_from_the_cli(tmp_path, tiny_
         assert done.returncode == 3, done.stderr
         errors = [line for line in done.stderr.splitlines() if line.startswith("pedit: error:")]
         assert len(errors) == 1 and "died of SIGSEGV" in errors[0] and done.stdout == ""
-        assert errors[0].endswith(
-            f'CMAKE_ARGS="{buildcheck.CMAKE_ARGS}" {sys.executable} -m pip install --no-cache-dir '
-            "--force-reinstall llama-cpp-python==0.3.36"
-        )
+        assert errors[0].endswith(f"build it for this CPU: {sys.executable} -m pedit.models.nativebuild")
         assert essay.read_bytes() == b"Their is a eror.\n"
     assert not (tmp_path / "cache" / "pedit" / "builds").exists()
 

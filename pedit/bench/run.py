@@ -18,6 +18,7 @@ from ..engine.costmodel import CostModel, measure
 from ..engine.edit import EditOptions, edit_events
 from ..engine.prompt import build_prompt, build_summary_prompt
 from ..engine.sampling import Sampling
+from ..machine import build
 from ..machine.calibration import cpu_name
 from ..machine.cpus import usable_cpus
 from .corpus import Task
@@ -116,7 +117,9 @@ class BackendResult:
 
 
 def machine() -> dict:
-    return {"cpu": cpu_name(), "cores": usable_cpus(), "python": platform.python_version()}
+    """The CPU, its cores, Python, and the llama.cpp build pedit runs (build.variant)."""
+    return {"cpu": cpu_name(), "cores": usable_cpus(), "python": platform.python_version(),
+            "llama_cpp": build.variant()}  # fmt: skip
 
 
 def versions(backend_name: str) -> dict[str, str]:
@@ -152,7 +155,7 @@ def run_backend(
     plain decoding and pedit sampling with that seed (SAMPLING), outputs compared."""
     cost = cost or measure(backend)
     result = BackendResult(
-        backend.name, model, versions(backend.name), cost, device=backend.capabilities.device
+        backend.name, model, versions(backend.name), cost, device=build.device(backend)
     )
     peer = open_peer(backend) if with_peers else None
     peer_k = dict(PEERS.get(backend.name, ())) if peer else {}

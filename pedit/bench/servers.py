@@ -34,6 +34,18 @@ PEERS = ("llama-server", "llama-server ngram-simple", "llama-server ngram-mod")
 BINARY = cache_root() / "llama-server" / "llama-server"  # where build_llama_server.sh puts it
 
 
+def peer_build(binary: Path = BINARY) -> str:
+    """The peer build's instruction sets in words (build_llama_server.sh's instructions.txt,
+    what -march=native enabled), or '' when it was not recorded."""
+    from ..models.nativebuild import describe
+
+    try:
+        names = (binary.parent / "instructions.txt").read_text(encoding="utf-8").split()
+    except OSError:
+        return ""
+    return f"{describe(names)} (native)" if names else ""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -198,6 +198,7 @@ def _structured_runs(options: BenchOptions, err) -> dict:
     from .. import models
     from ..bench.run import machine, versions
     from ..bench.structured import load_structured, run_structured
+    from ..machine import build
 
     wanted = [w.strip() for w in (options.task_ids or "").split(",") if w.strip()]
     tasks = [t for t in load_structured() if not wanted or any(w in t.id for w in wanted)]
@@ -210,7 +211,7 @@ def _structured_runs(options: BenchOptions, err) -> dict:
     def work(kind, backend, progress) -> dict:
         _, runs = run_structured(backend, tasks, repeats, with_peers=options.with_peers, progress=progress)
         about = {"backend": kind, "model": spec if kind != "reference" else "reference"}
-        about |= {"versions": versions(kind), "device": backend.capabilities.device}
+        about |= {"versions": versions(kind), "device": build.device(backend)}
         return {**about, "runs": [asdict(r) for r in runs]}
 
     kinds = (options.backends or "llama.cpp,transformers").split(",")
@@ -267,6 +268,7 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     return {
         "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
         **({"baseline": e2e.version(options.baseline)} if options.baseline else {}),
+        **({"peer_build": e2e.servers.peer_build()} if options.with_peers else {}),
         "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
         "runs": e2e.to_dict(runs),
     }  # fmt: skip

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..app import config
 from ..app.templates import templates
+from ..machine import build
 from ..machine.cpus import CPUS
 
 
@@ -24,6 +25,7 @@ def config_command():
     for name, (_, source) in settings.templates.items():
         console.print(f"{'template':<12} {name:<20} from {source}", highlight=False)
     console.print(f"{'devices':<12} {devices_line()}", highlight=False)
+    console.print(f"{'llama.cpp':<12} CPU: {build.line()}", highlight=False)
     console.print(f"user config file: {config.user_config_path()}", highlight=False)
     project = config.project_config_path()
     console.print(

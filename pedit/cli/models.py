@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .. import models
 from ..app import config
+from ..machine import build
 from ..models import assemble
 from ..models.cachefile import warn_stderr
 from ..ui.render import shown
@@ -65,6 +66,7 @@ def list_models():
     # paths and the config's values may hold `[/]`: never markup
     console.print(f"model cache: {where}", highlight=False, markup=False)
     console.print(f"devices: {devices_line()}", highlight=False, markup=False)
+    console.print(f"llama.cpp CPU: {build.line()}", highlight=False, markup=False)
     console.print(f"config file: {config.user_config_path()}", highlight=False, markup=False)
     console.print(
         "Also accepted anywhere a model is: a GGUF file, a Hugging Face model directory, "

@@ -31,6 +31,7 @@ from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
+from ..machine import build
 from ..tools import grammarcheck
 from ..ui.live import LiveView
 from ..ui.render import shown, stats_line
@@ -139,7 +140,7 @@ def _run_files(flow: Run, names: list[str]) -> int:
     loaded = shown(load_with_cost(settings, api_key=inv.api_key, beside=beside), report.err)
     try:
         backend = loaded.backend
-        report.backend, report.device = backend.name, backend.capabilities.device
+        report.backend, report.device = backend.name, build.device(backend)
         report.load_seconds = loaded.seconds
         flow.remote = loaded.remote
         options = inv.options.costed(loaded.cost)

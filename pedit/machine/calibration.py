@@ -8,7 +8,8 @@ scripts/cost_prior.py). Every pass a run makes is logged (costmodel.Passes) and 
 writes them into the entry when the model is closed: the next run prices each size its
 passes read by what it cost there, on this machine, after roll-backs as it really runs.
 
-The cache is keyed by backend, model, thread count, CPU and pedit version. It only saves
+The cache is keyed by backend, model, thread count, CPU, the llama.cpp build (build.key:
+another build, another price list) and pedit version. It only saves
 time: an entry that cannot be read or is not a cost model is measured again and
 overwritten (passes of the wrong shape are dropped); a cache that cannot be written costs
 one warning line and a measurement on every run, never the run itself.
@@ -28,6 +29,7 @@ from .. import __version__, models
 from ..backends import Backend
 from ..engine.costmodel import KEEP, SEEN, CostModel, Passes, measure
 from ..models.cachefile import warn_stderr, write_cache_file
+from . import build
 from .cpus import usable_cpus
 
 # 2: with the growth over the context; 3: llama.cpp's logits not copied; 4: passes of 128 and
@@ -96,7 +98,8 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=quick, warn=warn_
 
 def _entry(backend, identity: str, cache_dir: Path) -> Path:
     threads = getattr(backend, "n_threads", "")
-    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{__version__}|{COSTS_FORMAT}"
+    built = build.key() if backend.name == "llama.cpp" else ""  # a rebuild prices anew
+    key = f"{backend.name}|{identity}|{threads}|{machine_id()}|{built}|{__version__}|{COSTS_FORMAT}"
     return cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
 

@@ -1,14 +1,14 @@
 """Does this llama.cpp build run on this CPU? Checked once per build and CPU, in a child.
 
 llama-cpp-python compiles llama.cpp when it is installed, and a build can use instructions
-the machine will not run: `pip install .` without the Makefile's CMAKE_ARGS builds with
--march=native, whose AMX kernels die of SIGSEGV on Intel Xeons at the first quantized
-matmul. A signal kills Python with no word, so before pedit opens a
-model on a build it has not seen, it runs the probe (probe.py: a tiny model quantized by
-the build and run through pedit's own backend, a fraction of a second) in a child
-process. A child killed by SIGSEGV, SIGILL or SIGBUS is ModelError (exit 3) with the
-rebuild command; a pass is remembered in the user cache (`builds/`), keyed by the build's
-libraries (path, size, mtime) and the CPU, so later commands only stat a few files.
+the machine will not run: one compiled on another CPU (a wheel pip cached there), or with
+-march=native where a kernel the compiler enabled faults (nativebuild.py). A signal kills
+Python with no word, so before pedit opens a model on a build it has not seen, it runs the
+probe (probe.py: a tiny model quantized by the build and run through pedit's own backend, a
+fraction of a second) in a child process. A child killed by SIGSEGV, SIGILL or SIGBUS is
+ModelError (exit 3) with the command that builds for this CPU (nativebuild.py); a pass is
+remembered in the user cache (`builds/`), keyed by the build's libraries (path, size,
+mtime) and the CPU, so later commands only stat a few files.
 PEDIT_BUILD_CHECK=off skips the check (for a CI that tests its build once).
 """
 
@@ -33,11 +33,6 @@ from ..errors import ModelError
 from .cachefile import warn_stderr, write_cache_file
 from .progress import Began, Step, running, task
 
-# The Makefile's CMAKE_ARGS (tests/test_buildcheck.py keeps the two, and README, equal).
-CMAKE_ARGS = (
-    "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF "
-    "-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-)
 PROBE_FORMAT = 1  # a changed probe checks every build again
 TIMEOUT = 120.0  # seconds; the probe takes well under one
 # What running another CPU's instructions ends in: #UD is SIGILL, a #GP (an AMX tile the
@@ -118,17 +113,16 @@ def run_probe(command: Callable[[Path], Sequence[str]] = probe_command) -> Outco
     return Outcome(done.returncode, done.stderr.decode("utf-8", "replace"))
 
 
-def rebuild_command(version: str) -> str:
-    pin = f"llama-cpp-python=={version}" if version != "unknown" else "llama-cpp-python"
-    return f'CMAKE_ARGS="{CMAKE_ARGS}" {sys.executable} -m pip install --no-cache-dir --force-reinstall {pin}'
+def rebuild_command() -> str:
+    """nativebuild: the fastest build that runs here, each crashing one left behind."""
+    return f"{sys.executable} -m pedit.models.nativebuild"
 
 
 def crash_message(build: Build, sig: int) -> str:
     return (
         f"llama.cpp (llama-cpp-python {build.version}) crashes on this CPU ({cpu_name()}): a test pass on a "
-        f"tiny model died of {signal_name(sig)} (as a build for instructions this process cannot run, such "
-        f"as -march=native's AMX on a Xeon, does); rebuild it without -march=native: "
-        f"{rebuild_command(build.version)}"
+        f"tiny model died of {signal_name(sig)} (as a build for instructions this process cannot run "
+        f"does); build it for this CPU: {rebuild_command()}"
     )
 
 
