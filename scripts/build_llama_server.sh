@@ -20,5 +20,5 @@ cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
 cmake --build "$work/build" --target llama-server llama-bench -j "$(nproc)" > "$work/build.log"
 mkdir -p "$out"
 cp "$work/build/bin/llama-server" "$work/build/bin/llama-bench" "$out/"
-python3 "$(dirname "$0")/../pedit/models/instructions.py" native > "$out/instructions.txt"
+python3 "$(dirname "$0")/../pedit/models/nativebuild.py" isa native > "$out/instructions.txt"
 echo "$out/llama-server, $out/llama-bench (llama.cpp from llama-cpp-python $version, native: $(cat "$out/instructions.txt"))"

@@ -52,7 +52,8 @@ def main() -> None:
     a = ap.parse_args()
     backend = quietly(models.load(a.model))
     tokens = backend.tokenize(FILLER * 80)
-    backend.eval(tokens[: a.at])
+    if a.at:
+        backend.eval(tokens[: a.at])
     print(f"{a.model} on llama.cpp, {cpu_name()}, {usable_cpus()} cores, after {a.at} tokens")
     print(f"pedit's llama.cpp: {build.variant()}")
     if a.llama_bench:

@@ -51,14 +51,27 @@ def test_a_pass_is_kept_at_the_base_context_and_only_the_latest_count():
     assert log.seen[64] == [0.3 + i / 1000 for i in range(2 * KEEP, 3 * KEEP)]
 
 
-def test_a_size_seen_enough_is_priced_as_it_ran_and_the_rest_stays():
+def test_a_size_seen_enough_is_priced_as_it_ran_and_the_wide_rest_follows_the_wide_ones():
     log = Passes(BASE, {8: [0.08] * (SEEN - 1), 40: [0.2, 0.3, 0.25], 64: [0.3, 0.1, 0.2, 0.9]})
     model = log.model()
     assert model.sizes == (1, 8, 40, 64)
-    assert model.seconds == (0.01, 0.05, 0.25, 0.25)  # 8: too few; 64: the median
+    # the wide passes against their base price (40 rows: 64's, 0.4): 1.6 1.6 | 0.5 0.75 0.625 |
+    # 0.75 0.25 0.5 2.25, median c = 0.75; 8 rows, seen too few times: 0.05 c^(log 8 / log 64)
+    assert model.seconds == pytest.approx((0.01, 0.05 * 0.75**0.5, 0.25, 0.25))
     assert model.growth == BASE.growth and model.context == BASE.context and model.log is log
     log.add(8, 256, 0.08)
     assert log.model().seconds[1] == 0.08
+
+
+def test_the_wide_prices_move_only_once_enough_wide_passes_ran():
+    """A prior measured on another build prices every wide size off by the same factor
+    (AVX-512 reads them faster against one step than AVX2): SEEN wide passes of any sizes
+    rescale them; fewer leave the base as it is, and one-token passes never count."""
+    few = Passes(BASE, {8: [0.1] * (SEEN - 1), 1: [0.02] * SEEN})
+    assert few.model().seconds == (0.02, 0.05, 0.4)
+    enough = Passes(BASE, {8: [0.1] * (SEEN - 1), 64: [0.2]})  # 8: 2x its price; 64: half
+    c = statistics.median([2.0] * (SEEN - 1) + [0.5])
+    assert enough.model().seconds == pytest.approx((0.01, 0.05 * c**0.5, 0.4 * c))
 
 
 def test_one_token_is_priced_by_the_steps_that_ran_as_plain_decoding():

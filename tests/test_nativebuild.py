@@ -56,26 +56,47 @@ def test_the_native_tier_runs_what_this_cpu_has():
     assert nativebuild.unused(native) == []  # -march=native leaves nothing of this CPU's unused
 
 
+SPR = {"avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8"}  # a Xeon's flags, in part
+
+
 @pytest.mark.skipif(not X86, reason="x86's tiers")
 @pytest.mark.parametrize(
-    ("amx", "tiers"),
-    [("", ["native", "avx2"]),  # no AMX: nothing to leave out
-     ("runs", ["native", "native-noamx", "avx2"]),
-     ("the kernel does not grant AMX's tile state", ["native-noamx", "avx2"]),
-     ("a tile multiply died of SIGSEGV", ["native-noamx", "avx2"])],
+    ("flags", "amx", "tiers"),
+    [({"avx2", "fma"}, "", ["native", "avx2"]),  # no AVX-512, no AMX: native, else AVX2
+     ({"avx2", "avx512f", "avx512_vnni"}, "", ["native", "avx512", "avx2"]),  # a Zen 4
+     (SPR, "runs", ["native", "native-noamx", "avx512", "avx2"]),
+     (SPR, "the kernel does not grant AMX's tile state", ["native-noamx", "avx512", "avx2"]),
+     (SPR, "a tile multiply died of SIGSEGV", ["native-noamx", "avx512", "avx2"])],
 )  # fmt: skip
 def test_x86_tiers_go_from_fastest_to_safest_and_leave_amx_out_where_its_tiles_do_not_run(
-    monkeypatch, amx, tiers
+    monkeypatch, flags, amx, tiers
 ):
+    monkeypatch.setattr(nativebuild, "cpu_flags", lambda: flags)
     monkeypatch.setattr(nativebuild, "amx", lambda: amx)
-    got = nativebuild.tiers()
-    assert [name for name, _ in got] == tiers
-    args = dict(got)
-    assert "-DGGML_NATIVE=ON" in args.get(
-        "native", "-DGGML_NATIVE=ON"
-    ) and nativebuild.NO_AMX not in args.get("native", "")
-    assert nativebuild.NO_AMX in args.get("native-noamx", nativebuild.NO_AMX)
-    assert args["avx2"].endswith(nativebuild.AVX2) and "-DGGML_NATIVE=OFF" in args["avx2"]
+    got = dict(nativebuild.tiers())
+    assert list(got) == tiers
+    assert got.get("native", "-DGGML_NATIVE=ON").endswith("-DGGML_NATIVE=ON")  # llama.cpp's default
+    assert got.get("native-noamx", nativebuild.NO_AMX).endswith(nativebuild.NO_AMX)
+    assert got["avx2"].endswith(nativebuild.AVX2) and "-DGGML_NATIVE=OFF" in got["avx2"]
+    if "avx512" in got:  # ggml's flags for what this CPU has, no more
+        wanted = {"-DGGML_AVX512=ON"} | {f"-DGGML_{n}=ON" for f, n in
+                                          (("avx512_vnni", "AVX512_VNNI"), ("avx512_bf16", "AVX512_BF16"),
+                                           ("avx512vbmi", "AVX512_VBMI")) if f in flags}  # fmt: skip
+        assert {f for f in got["avx512"].split() if "AVX512" in f} == wanted
+
+
+@needs_x86_cc
+def test_the_avx512_tier_runs_ggml_s_avx512_sets(monkeypatch):
+    monkeypatch.setattr(nativebuild, "cpu_flags", lambda: {"avx2", "avx512f", "avx512_vnni", "avx512_bf16"})
+    monkeypatch.setattr(nativebuild, "amx", lambda: "")
+    assert nativebuild.isa_of_tier("avx512") == [
+        "AVX2",
+        "FMA",
+        "F16C",
+        "AVX512",
+        "AVX512_VNNI",
+        "AVX512_BF16",
+    ]
 
 
 @needs_x86_cc
@@ -158,3 +179,40 @@ def test_the_installed_build_is_named_by_what_its_cpu_backend_runs():
     features = cpu_features()
     assert build.features() == tuple(features) and build.variant().startswith(nativebuild.describe(features))
     assert build.line().startswith(build.variant())
+
+
+@pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb names where a crash happened")
+def test_a_crash_is_located_by_function_and_instruction(tmp_path):
+    """A child that dies of SIGSEGV in native code: gdb's signal line, its frame and the
+    faulting instruction."""
+    crash = [sys.executable, "-c", "import ctypes; ctypes.memmove(8, 16, 64)"]  # libc's memmove, at 0x8
+    where = nativebuild.where_it_died(str(tmp_path), command=lambda folder: crash)
+    assert "SIGSEGV" in where and "#0" in where and "=> 0x" in where
+
+
+def test_a_llama_cpp_run_names_the_build_it_ran_on(tmp_path, tiny_gguf):
+    """The real CLI on a llama.cpp model: --stats-json's device is the CPU with the build's
+    instruction sets, as its CPU backend reports them."""
+    from pedit.backends.llama_cpp import cpu_features
+
+    (tmp_path / "n.md").write_text("Their is a eror.\n")
+    stats = tmp_path / "stats.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pedit", "fix", "n.md", "--stdout", "-m", str(tiny_gguf), "--max-tokens", "4",
+         "--stats-json", str(stats)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 5) and "Traceback" not in done.stderr  # 5: cut off at --max-tokens
+    assert json.loads(stats.read_text())["device"] == f"cpu, {nativebuild.describe(cpu_features())}"
+
+
+def test_the_installed_tier_is_named_only_while_its_libraries_are_installed(tmp_path, monkeypatch):
+    record = tmp_path / "pedit-llama-build.json"
+    monkeypatch.setattr(nativebuild, "RECORD", record)
+    monkeypatch.setattr(nativebuild, "_installed", None)
+    monkeypatch.setattr(nativebuild, "libraries", lambda: ["libllama.so|3935024"])
+    assert nativebuild.installed_tier() == ""  # none recorded: pip's build
+    record.write_text(json.dumps({"tier": "native", "libraries": ["libllama.so|3935024"]}))
+    assert nativebuild.installed_tier() == "native"
+    monkeypatch.setattr(nativebuild, "libraries", lambda: ["libllama.so|4100000"])  # reinstalled since
+    assert nativebuild.installed_tier() == ""

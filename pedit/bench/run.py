@@ -164,8 +164,8 @@ def run_backend(
         for task in tasks:
             req = task.request()
             plain_tokens: tuple[int, ...] | None = None
-            build = build_summary_prompt if task.kind == "summary" else build_prompt
-            prompt = list(build(backend, req).tokens)  # what edit_events builds: the peers get the same
+            make = build_summary_prompt if task.kind == "summary" else build_prompt
+            prompt = list(make(backend, req).tokens)  # what edit_events builds: the peers get the same
             # a summary has no file draft (edit_events drops "predicted"): that config would repeat another
             todo = [n for n in names if not (task.kind == "summary" and n == "predicted")]
             for rep in range(repeats):

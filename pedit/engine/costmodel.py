@@ -135,6 +135,7 @@ class CostModel:
 
 
 SEEN = 3  # a size's real passes replace its price once there are this many
+WIDE_SEEN = 8  # passes of this many rows or more rescale the base's wide prices (Passes.model)
 KEEP = 16  # the latest passes kept per size
 
 
@@ -179,8 +180,24 @@ class Passes:
             self.added.append((rows, t0))
 
     def model(self) -> CostModel:
-        """The base with the sizes seen SEEN times priced as they ran; logging into self."""
+        """The base with the sizes seen SEEN times priced as they ran, and the wide sizes
+        not seen that often priced by how the wide ones seen ran against their price:
+        logging into self.
+
+        A first run's base is a prior curve in units of t(1), measured on one build; a
+        build with wider vector units (AVX-512 against AVX2: 1.33x on a Zen 4) reads a wide
+        pass faster against one step, so the prior prices every wide size too high there
+        (a 64-row pass 996 ms against 725 ms run). Passes this wide are compute-bound and
+        move together: c, the median over the logged passes of n >= WIDE rows of their
+        time over the base's price, rescales the base between one step and 64 rows,
+        geometrically in log n:
+            t'(n) = t(n) c^min(1, log n / log 64)        (n > 1; t(1) as it is)
+        once SEEN such passes are logged; a size seen SEEN times takes its own median."""
         prices = dict(zip(self.base.sizes, self.base.seconds, strict=True))
+        drift = [t / self.base.cost(n) for n, ts in self.seen.items() if n >= WIDE_SEEN for t in ts]
+        if len(drift) >= SEEN:
+            c = statistics.median(drift)
+            prices = {n: t * c ** min(1.0, math.log(n) / math.log(64)) for n, t in prices.items()}
         prices.update({n: statistics.median(ts) for n, ts in self.seen.items() if len(ts) >= SEEN})
         sizes = tuple(sorted(prices))
         return replace(self.base, sizes=sizes, seconds=tuple(prices[n] for n in sizes), log=self)

@@ -17,8 +17,10 @@ build (the "native" tier). Two things can make it unsafe, and each has its answe
   build check's probe (probe.py: a tiny model quantized and run by this build, in a child). A
   probe killed by a signal marks the tier as crashing on this CPU (with the function it died
   in, from gdb when the machine has it), and the next tier is built: native without AMX,
-  then the AVX2 build every x86-64 machine here runs. On Arm: native (NEON, dotprod, i8mm
-  as the CPU has them; Metal on Apple silicon, llama.cpp's default), then generic.
+  then ggml's own AVX-512 flags (without what only -march=native enables: AVX512-FP16,
+  AVX-VNNI, the tuning), then the AVX2 build every x86-64 machine here runs. On Arm: native
+  (NEON, dotprod, i8mm as the CPU has them; Metal on Apple silicon, llama.cpp's default),
+  then generic.
 
 A wheel, once built and checked, is kept per CPU and tier in the user cache (wheels/): a
 second install on the same kind of machine reuses it, and pip's own wheel cache (keyed by
@@ -30,7 +32,9 @@ installed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -126,6 +130,10 @@ int main(void) {
 """
 
 
+RECORD = Path(sys.prefix, "pedit-llama-build.json")  # the tier installed into this environment
+_installed: dict | None = None  # ...as this process installed it
+
+
 def cache_dir() -> Path:
     """The user cache's wheels/ (platformdirs' folder, as models.cache_root, without it)."""
     if sys.platform == "darwin":
@@ -133,29 +141,27 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pedit" / "wheels"
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags as Linux names them (x86 "flags", Arm "Features")."""
+def cpuinfo(key: str) -> str:
+    """The first `key: value` of Linux's /proc/cpuinfo ('' elsewhere)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("flags", "Features"):
-                return set(value.split())
+            name, _, value = line.partition(":")
+            if name.strip() == key:
+                return value.strip()
     except OSError:
         pass
-    return set()
+    return ""
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as Linux names them (x86 "flags", Arm "Features")."""
+    return set((cpuinfo("flags") or cpuinfo("Features")).split())
 
 
 def cpu_key() -> str:
     """This kind of CPU: architecture, model name, flags (what -march=native reads)."""
-    name = ""
-    try:
-        name = next(
-            (v for k, _, v in (ln.partition(":") for ln in Path("/proc/cpuinfo").read_text().splitlines())
-             if k.strip() == "model name"), "")  # fmt: skip
-    except OSError:
-        pass
     flags = " ".join(sorted(cpu_flags()))
-    return hashlib.sha256(f"{platform.machine()}|{name.strip()}|{flags}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{platform.machine()}|{cpuinfo('model name')}|{flags}".encode()).hexdigest()[:16]
 
 
 def compiler() -> str:
@@ -201,8 +207,21 @@ def tiers() -> list[tuple[str, str]]:
         tiles = amx()  # '': the CPU has no AMX, and native has none to leave out
         native = [("native", f"{COMMON} -DGGML_NATIVE=ON")] if tiles in ("", "runs") else []
         noamx = [("native-noamx", f"{COMMON} -DGGML_NATIVE=ON {NO_AMX}")] if tiles else []
-        return [*native, *noamx, ("avx2", f"{COMMON} {AVX2}")]
+        return [*native, *noamx, *avx512(), ("avx2", f"{COMMON} {AVX2}")]
     return [("native", f"{COMMON} -DGGML_NATIVE=ON"), ("generic", f"{COMMON} -DGGML_NATIVE=OFF")]
+
+
+def avx512() -> list[tuple[str, str]]:
+    """The AVX-512 tier, where the CPU has AVX-512: ggml's own flags for AVX-512 and the
+    extensions ggml uses that this CPU has (VNNI, VBMI, BF16), and nothing else -march=native
+    would enable (AVX512-FP16, AVX-VNNI, AMX, the tuning): the fallback of a native build
+    that crashes for one of those."""
+    flags = cpu_flags()
+    if "avx512f" not in flags:
+        return []
+    ext = {"avx512_vnni": "AVX512_VNNI", "avx512vbmi": "AVX512_VBMI", "avx512_bf16": "AVX512_BF16"}
+    on = " ".join(f"-DGGML_{name}=ON" for flag, name in ext.items() if flag in flags)
+    return [("avx512", f"{COMMON} {AVX2} -DGGML_AVX512=ON {on}".rstrip())]
 
 
 def crashes_path() -> Path:
@@ -253,34 +272,62 @@ def install() -> str:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--force-reinstall", "--no-deps",
                         str(wheel)], check=True)  # fmt: skip
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", str(wheel)], check=True)
-        Path(sys.prefix, "pedit-llama-build.json").write_text(json.dumps({"tier": name, "cmake_args": args}))
+        global _installed
+        _installed = {"tier": name, "cmake_args": args, "libraries": libraries()}
+        with contextlib.suppress(OSError):  # a prefix this user cannot write: this process knows
+            RECORD.write_text(json.dumps(_installed) + "\n")
         return name
     raise SystemExit("no llama.cpp build runs on this CPU: every tier crashed (" + str(crashes()) + ")")
 
 
+def libraries() -> list[str]:
+    """The installed llama-cpp-python's libraries, "name|size": what a record is of."""
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    folder = Path(spec.submodule_search_locations[0]) / "lib"
+    return sorted(f"{p.name}|{p.stat().st_size}" for p in folder.glob("*") if p.is_file())
+
+
 def installed_tier() -> str:
-    try:
-        return json.loads(Path(sys.prefix, "pedit-llama-build.json").read_text())["tier"]
-    except (OSError, ValueError, KeyError):
-        return ""
+    """The tier nativebuild installed, while its libraries are the installed ones ('' for a
+    build it did not install: pip's, or one reinstalled since)."""
+    record = _installed
+    if record is None:
+        try:
+            record = json.loads(RECORD.read_text())
+        except (OSError, ValueError):
+            return ""
+    ok = isinstance(record, dict) and record.get("libraries") == libraries()
+    return str(record.get("tier", "")) if ok else ""
 
 
-def where_it_died(folder: str) -> str:
-    """The faulting function and instruction of a probe run under gdb ('' without gdb)."""
+def probe_command(folder: str) -> list[str]:
+    """The build check's probe (probe.py) on the installed build."""
+    return [sys.executable, "-P", "-m", "pedit.models.probe", folder]
+
+
+def where_it_died(folder: str, command=probe_command) -> str:
+    """Where a crashing probe dies, from gdb when the machine has it ('' without): the
+    signal, the innermost frames (function and library) and the faulting instruction, e.g.
+    "Thread 3 received signal SIGSEGV / #0 0x7f... in ggml_vec_dot_q4_K_q8_K () from
+    libggml-cpu.so / => 0x7f...: vmovdqa64 (%rax),%zmm0"."""
     gdb = shutil.which("gdb")
     if gdb is None:
         return ""
-    cmd = [gdb, "-batch", "-nx", "-ex", "run", "-ex", "bt 3", "-ex", "x/i $pc", "--args",
-           sys.executable, "-P", "-m", "pedit.models.probe", folder]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("#0", "#1", "=>", "Thread", "Program"))]
-    return " / ".join(ln.strip() for ln in lines[-5:])
+    cmd = [gdb, "-batch", "-nx", "-ex", "run", "-ex", "bt 2", "-ex", "x/i $pc", "--args", *command(folder)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    except subprocess.TimeoutExpired:
+        return ""
+    keep = ("#0", "#1", "=>", "Thread", "Program received")
+    lines = [" ".join(ln.split()) for ln in done.stdout.splitlines() if ln.lstrip().startswith(keep)]
+    return " / ".join(lines[-4:])
 
 
 def run_probe(folder: str) -> subprocess.CompletedProcess:
-    """The build check's probe (probe.py) on the installed build, in a child."""
-    return subprocess.run([sys.executable, "-P", "-m", "pedit.models.probe", folder],
-                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    """The probe in a child."""
+    return subprocess.run(probe_command(folder), capture_output=True, text=True, timeout=600, check=False)
 
 
 def check(probe=run_probe, reinstall=install, diagnose=where_it_died) -> str:
@@ -316,7 +363,12 @@ def isa_of_tier(tier: str) -> list[str]:
     if "GGML_NATIVE=ON" in args:
         return isa(native_flags() + (["-mno-amx-int8"] if "mno-amx" in args else []))
     ons = [f.removeprefix("-DGGML_").removesuffix("=ON") for f in shlex.split(args) if f.endswith("=ON")]
-    return isa([f"-m{f.lower()}" for f in ons if f in ("AVX", "AVX2", "FMA", "F16C", "BMI2")])
+    # ggml's CMakeLists: GGML_X=ON is -mx, AVX512 is its five base sets (F, CD, VL, DQ, BW)
+    flags = [f"-m{f.lower().replace('_', '')}" for f in ons if f.startswith(("AVX", "FMA", "F16C", "BMI2"))]
+    base = (
+        ["-mavx512f", "-mavx512cd", "-mavx512vl", "-mavx512dq", "-mavx512bw"] if "-mavx512" in flags else []
+    )
+    return isa(base + [f for f in flags if f != "-mavx512"])
 
 
 def main(argv: list[str]) -> None:
