@@ -48,28 +48,25 @@ def test_the_planner_report_is_what_its_replays_render_to():
 
 
 def test_the_readmes_speed_sentence_quotes_the_reports():
-    """README's end-to-end figures are docs/e2e.json's (against --speculate off, and against
-    the pedit from before the skeleton, run interleaved), and its peer figures are
-    docs/server-peers.md's (the best llama-server configuration over pedit serve)."""
+    """README's end-to-end figures are docs/e2e.json's: against --speculate off, and against
+    llama.cpp's own llama-server built natively (the best of its configurations over pedit
+    serve's and the CLI's), with the machine and the build they were measured on."""
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     data = json.loads((DOCS / "e2e.json").read_text(encoding="utf-8"))
-    plain, before = (e2e_report._ratios(data, c) for c in ("plain", "baseline"))
+    plain = e2e_report._ratios(data, "plain")
     m = statistics.median
     assert (
         f"**{m(plain.values()):.2f}x** as fast as the same commands with `--speculate off` (median of "
         f"{len(plain)} tasks, {min(plain.values()):.2f}x to {max(plain.values()):.2f}x"
     ) in readme
-    assert f"measured on {data['machine']['cpu']}" in readme
-    rest = [v for t, v in before.items() if t not in ("md-click-fix", "code-textwrap-fix")]
+    assert f"measured on {data['machine']['cpu']}" in readme and data["machine"]["llama_cpp"] in readme
+    serve, cli = (e2e_report._peer_ratios(data, c) for c in ("pedit serve", "pedit"))
     assert (
-        f"README with code blocks is **{before['md-click-fix']:.2f}x** as fast (its code runs no model), "
-        f"a code file's fix {before['code-textwrap-fix']:.2f}x, and the prose fixes and the rename "
-        f"{min(rest):.2f}x to {max(rest):.2f}x"
+        f"`pedit serve` with `prediction` was **{min(serve.values()):.2f}x to {max(serve.values()):.2f}x** "
+        f"as fast as its best configuration (median {m(serve.values()):.2f}x), and the CLI, a new process "
+        f"with the model's load, {min(cli.values()):.2f}x to {max(cli.values()):.2f}x"
     ) in readme
-    rows = [line.split("|") for line in (DOCS / "server-peers.md").read_text(encoding="utf-8").splitlines()]
-    peers = [float(r[-3].strip().rstrip("x")) for r in rows if len(r) > 7 and r[-3].strip().endswith("x")]
-    assert len(peers) == 4
-    assert f"was {min(peers):.2f}x to {max(peers):.2f}x as fast as its best configuration" in readme
+    assert data["peer_build"] in readme
 
 
 def test_the_readme_quality_sentence_quotes_the_quality_report():

@@ -154,9 +154,7 @@ def run_backend(
     """Every task x configuration x repeat on one loaded backend; then, for `seeds` seeds,
     plain decoding and pedit sampling with that seed (SAMPLING), outputs compared."""
     cost = cost or measure(backend)
-    result = BackendResult(
-        backend.name, model, versions(backend.name), cost, device=build.device(backend)
-    )
+    result = BackendResult(backend.name, model, versions(backend.name), cost, device=build.device(backend))
     peer = open_peer(backend) if with_peers else None
     peer_k = dict(PEERS.get(backend.name, ())) if peer else {}
     names = [c for c in configs(backend.name, with_peers) if c in PEDIT_CONFIGS or c in peer_k]
