@@ -64,8 +64,10 @@ def check_same_or_near_tie(backend, req, plain, spec):
     prompt = build_prompt(backend, req)
     backend.truncate(0)
     logits = backend.eval(prompt.tokens + list(a[:i]))[0]
+    # the recomputation reads the prefix in one batch, itself not plain's one-token steps: at
+    # a near-tie its order can be either (the native AVX-512 build: -0.18 on the French task)
     gap = float(logits[a[i]] - logits[b[i]])
-    assert 0 <= gap < NEAR_TIE, f"diverged at {i} with a logit gap of {gap:.3f}"
+    assert abs(gap) < NEAR_TIE, f"diverged at {i} with a logit gap of {gap:.3f}"
     return False
 
 
