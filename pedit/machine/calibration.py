@@ -29,6 +29,7 @@ from .. import __version__, models
 from ..backends import Backend
 from ..engine.costmodel import KEEP, SEEN, CostModel, Passes, measure
 from ..models.cachefile import warn_stderr, write_cache_file
+from ..models.nativebuild import cpuinfo
 from . import build
 from .cpus import usable_cpus
 
@@ -41,13 +42,7 @@ QUICK_KV = 32  # the context a first run times its one-token steps after
 
 def cpu_name() -> str:
     """The CPU's model name (Linux /proc/cpuinfo), else what platform knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+    return cpuinfo("model name") or platform.processor() or "unknown CPU"
 
 
 def machine_id() -> str:

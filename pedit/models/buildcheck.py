@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .cachefile import warn_stderr, write_cache_file
+from .nativebuild import cpuinfo
 from .progress import Began, Step, running, task
 
 PROBE_FORMAT = 1  # a changed probe checks every build again
@@ -75,15 +76,8 @@ def find_build() -> Build | None:
 def cpu() -> str:
     """The CPU as the build sees it: architecture, model name and feature flags (Linux
     /proc/cpuinfo; elsewhere what platform knows)."""
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
-    name = fields.get("model name") or platform.processor() or "unknown CPU"
-    flags = fields.get("flags") or fields.get("Features", "")
+    name = cpuinfo("model name") or platform.processor() or "unknown CPU"
+    flags = cpuinfo("flags") or cpuinfo("Features")
     return f"{platform.machine()}|{name}|{hashlib.sha256(flags.encode()).hexdigest()[:16]}"
 
 
