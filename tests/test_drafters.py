@@ -196,6 +196,33 @@ def test_composite_fills_in_with_the_most_valuable_proposal():
     assert Composite([Fixed("lookup", [])], lambda s, n: 1.0).propose([0], 3) == NO_DRAFT
 
 
+def test_of_the_predicted_variants_the_one_in_sync_longest_drafts():
+    """A tool's edit the model refuses: the file's own variant drafts on at once, in sync,
+    where the tool's alone has nothing to propose until it re-syncs."""
+    edited = FILE[:20] + [7] + FILE[21:]  # the tool's edit at 20
+    tool, file = PredictedOutput(edited, start=len(PROMPT)), PredictedOutput(FILE, start=len(PROMPT))
+    c = Composite([tool, file, PromptLookup()], lambda s, n: 1.0, primary=2)
+    assert c.primary == 2
+    assert c.propose(PROMPT + FILE[:10], 8).tokens == FILE[10:18]  # both in sync: the first
+    assert (tool.streak, file.streak) == (10, 10)
+    wrote = PROMPT + FILE[:21]  # the model wrote the file's token where the tool edited it
+    proposals = c.propose_all(wrote, 8)
+    assert proposals[0].tokens == FILE[21:29] and proposals[0].source == "predicted"
+    assert [p.tokens for p in proposals[1:]] == [[], []]  # the others are not asked
+    assert (tool.streak, file.streak) == (0, 21)
+    alone = PredictedOutput(edited, start=len(PROMPT))
+    alone.propose(PROMPT + FILE[:10], 8)
+    assert alone.propose(wrote, 8) == []  # alone: nothing until a re-sync
+
+
+def test_a_variant_group_with_nothing_to_propose_lets_the_others_fill_in():
+    value = {"lookup": 1.0, "ngram": 2.0}
+    group = [Fixed("predicted", []), Fixed("predicted", [])]
+    c = Composite([*group, Fixed("lookup", [3]), Fixed("ngram", [4])], lambda s, n: value[s], primary=2)
+    assert c.propose([0], 4).source == "ngram"
+    assert len(c.propose_all([0], 4)) == 4
+
+
 # --- learned substitutions ----------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pedit.backends import open_backend
+from pedit.engine.chat import chat_prompt, completion_events
 from pedit.engine.costmodel import CostModel
 from pedit.engine.decode import DecodeOptions, generate
 from pedit.engine.drafters.compose import Composite
@@ -339,3 +340,31 @@ def test_the_learned_substitution_examples_do_learn():
     same_run(plain, spec)
     (rule,) = drafter.rules.values()
     assert (rule.new, rule.written) == ((32,), 2)
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from(TEXTS),
+    sampling=SAMPLINGS,
+    speculate=st.sampled_from(["fixed", "auto"]),
+    edits=st.lists(st.tuples(st.integers(0, 80), st.integers(0, 300)), max_size=4),
+    order=st.permutations(range(3)),
+)
+def test_predicted_variants_reproduce_plain_decoding(text, sampling, speculate, edits, order):
+    """pedit serve's drafts (chat.py): a prediction with other predictions beside it (the
+    file before a tool's edit, its paragraphs unwrapped), right, edited or the file itself,
+    in any order: the answer is plain decoding's."""
+    backend = open_backend("reference")
+    prompt = chat_prompt(backend, [{"role": "user", "content": f"Rewrite it.\n\n{text}"}])
+    options = DecodeOptions(60, sampling)
+    plain = last(generate(backend, prompt, options))
+    edited = list(plain.tokens)
+    for at, token in edits:
+        edited[at:at] = [token]
+    predictions = [list(plain.tokens), edited, backend.tokenize(text)]
+    draft, *variants = [predictions[i] for i in order]
+    spec = last(completion_events(backend, prompt, options, draft=draft, variants=variants,
+                                  speculate=speculate, cost=FLAT))  # fmt: skip
+    same_run(plain, spec)
+    if speculate == "fixed" and not sampling.temperature:
+        assert spec.stats.accepted_prediction_tokens > 0  # the right one among them drafted

@@ -48,6 +48,28 @@ def test_a_fix_drafts_the_spelling_and_grammar_suggestions():
     assert got.verdict(got.draft) == {"check": "fix", "passed": True}
     dropped = got.draft.replace(got.exact, "")
     assert got.verdict(dropped)["passed"] is False
+    assert got.variants == (prediction,)  # the file as sent drafts beside the tool's edit
+
+
+WRAPPED = "# Notes\n\nTheir is a dog in teh garden.\nIt likes to runs.\n"
+
+
+def test_a_prose_files_variants_are_the_file_as_sent_and_each_unwrapped():
+    """Beside the tool's draft: the prediction as sent (the model may refuse an edit), and
+    for prose each with its paragraphs on one line (a model often unwraps them); a code
+    file is not unwrapped, and a prediction no tool changed has no copy of itself."""
+    msgs, prediction = request(BUILTIN["fix"].render(None), WRAPPED, "notes.md")
+    got = tools.propose(msgs, prediction)
+    joined = "garden. It"
+    assert got.variants == (
+        prediction,
+        got.draft.replace("garden.\nIt", joined),
+        prediction.replace("garden.\nIt", joined),
+    )
+    msgs, prediction = request("Make it shorter.", WRAPPED, "notes.md")
+    assert tools.propose(msgs, prediction).variants == (prediction.replace("garden.\nIt", joined),)
+    msgs, prediction = request(BUILTIN["refactor"].render("rename width to w"), CODE, "shapes.py")
+    assert tools.propose(msgs, prediction).variants == (prediction,)
 
 
 def test_no_tool_for_what_no_tool_reads_or_a_file_that_only_mentions_it():

@@ -8,6 +8,10 @@ the same two words with a plain space, puts the source's gap back. Only whitespa
 paragraphs changes: never a word, never a blank line, never a gap the output wrote with a
 newline of its own. In Markdown and reStructuredText a line break inside a paragraph
 renders as a space, so the rendered text is the same either way.
+
+`unwrapped(text)` goes the other way, for a draft: the text with each hard-wrapped paragraph
+on one line, as such a model writes it (pedit serve drafts from it beside the file itself,
+engine/drafters/compose.py).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import re
 
 _SPLIT = re.compile(r"(\s+)")
 _MARKER = re.compile(r"([-*+>#|=]|\d+[.)]$|`{3,}|~{3,})")  # would start a list, heading, quote...
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def _parts(text: str) -> tuple[str, list[str], list[str]]:
@@ -54,3 +59,29 @@ def keep_line_breaks(source: str, output: str) -> str:
         if 0 <= j < len(out_gaps) - 1 and out_gaps[j] == " " and not _MARKER.match(out_words[j + 1]):
             out_gaps[j] = gap
     return lead + "".join(w + g for w, g in zip(out_words, out_gaps, strict=True))
+
+
+def unwrapped(text: str) -> str:
+    """`text` with a space for each line break inside a paragraph: between two lines that
+    each start with a word (not indented, not a list item, heading, quote, table row or
+    fence), outside fenced code, the first not ending in a hard break (two spaces or a
+    backslash)."""
+    lines = text.split("\n")
+    out, fence = [lines[0]], ""
+    for prev, line in zip(lines, lines[1:], strict=False):
+        opened = _FENCE.match(prev)
+        if opened and not fence:
+            fence = opened.group(1)
+        elif opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+            fence = ""
+        if not fence and _prose(prev) and _prose(line) and not prev.endswith(("  ", "\\")):
+            out[-1] += " " + line
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _prose(line: str) -> bool:
+    """Does this line start with a word of a paragraph (not whitespace or a block's marker)?"""
+    first = line.split(" ", 1)[0]
+    return bool(first) and not line[0].isspace() and not _MARKER.match(first) and not line.startswith("<")

@@ -49,19 +49,25 @@ def completion_events(
     options: DecodeOptions,
     *,
     draft: Sequence[int] = (),
+    variants: Sequence[Sequence[int]] = (),
     speculate: str = "auto",
     cost: CostModel | None = None,
 ) -> Iterator[Event]:
     """Events of one completion of `prompt`. `draft`: the predicted tokens of the answer
-    (empty: none). The prefix this prompt shares with what the backend's cache holds (the
-    previous request's tokens) is not evaluated again (decode.prefill)."""
+    (empty: none); `variants`: other predictions of it (the file before a tool's edit, its
+    paragraphs unwrapped), each a predicted drafter beside the draft's (compose.py). The
+    prefix this prompt shares with what the backend's cache holds (the previous request's
+    tokens) is not evaluated again (decode.prefill)."""
     if speculate == "off":
         return generate(backend, prompt, options)
-    drafters: list = [PromptLookup(), NGramDrafter()]
-    if draft:
-        drafters.insert(0, PredictedOutput(list(draft), start=len(prompt), token_bytes=backend.token_bytes))
+    predictions = [list(draft)] if draft else []
+    for v in variants:
+        if v and list(v) not in predictions:
+            predictions.append(list(v))
+    predicted = [PredictedOutput(p, start=len(prompt), token_bytes=backend.token_bytes) for p in predictions]
+    drafters: list = [*predicted, PromptLookup(), NGramDrafter()]
     acceptance = Acceptance(priors(drafters))
-    composite = Composite(drafters, acceptance.expected, primary=bool(draft))
+    composite = Composite(drafters, acceptance.expected, primary=len(predicted))
     if speculate == "fixed":
         planner = FixedPlanner()
     else:

@@ -2,8 +2,9 @@
 whole or streamed, the same for /v1/chat/completions and /v1/completions.
 
     admit / wait (the model's turn; 429 when the queue is full) -> start, on the model's
-    worker (prompt tokens, draft, the engine's events) -> Answer (text pieces through the
-    stop strings, each with its source) -> one response, or server-sent events -> leave
+    worker (prompt tokens, the draft and its variants, the engine's events) -> Answer (text
+    pieces through the stop strings, each with its source) -> one response, or server-sent
+    events -> leave
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class Model:
         if tooled is not None:
             call = dataclasses.replace(call, prediction=tooled.draft)
         prompt, draft = tokens(self.backend, call)
+        variants = [chat_draft(self.backend, v) for v in tooled.variants] if tooled is not None else []
         n_ctx = self.backend.n_ctx
         if len(prompt) >= n_ctx:
             too_long = f"{call.param}: {len(prompt)} tokens; the context is {n_ctx}"
@@ -83,7 +85,13 @@ class Model:
         if options.max_tokens > n_ctx - len(prompt):
             options = DecodeOptions(n_ctx - len(prompt), options.sampling)
         events = completion_events(
-            self.backend, prompt, options, draft=draft, speculate=self.speculate, cost=self.cost
+            self.backend,
+            prompt,
+            options,
+            draft=draft,
+            variants=variants,
+            speculate=self.speculate,
+            cost=self.cost,
         )
         return Answer(events, call.stop, tooled)
 

@@ -10,6 +10,11 @@
                                             Harper's and the spelling's suggestions
                                             (app/grammarcheck.draft)
     draft       = the prediction with the proposal in place of its file
+    variants    = the other predictions drafted from beside it (engine/drafters/compose.py):
+                  the prediction as sent, when a tool changed it (the model may refuse the
+                  edit), and for a prose file each with its paragraphs unwrapped
+                  (app/linebreaks.unwrapped: a model asked to fix a hard-wrapped text often
+                  writes each paragraph on one line)
     verdict     = the CLI's check of the answer: a refactor's intentcheck.check, a fix's
                   guard.judge
 
@@ -22,11 +27,13 @@ model wrote it. A tool that fails leaves the prediction as it was.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from ..app.linebreaks import unwrapped
 from ..app.refactor import proposal
 from ..checks import guard, intentcheck
 from ..engine.prompt import LANGS
@@ -38,6 +45,7 @@ log = logging.getLogger("pedit.serve")
 
 FIX = re.compile(r"\b(fix|correct|proofread)\w*\b.*\b(spelling|grammar|typos?|punctuation)\b", re.I | re.S)
 SUFFIX = {lang: suffix for suffix, lang in reversed(LANGS.items())} | {"py": ".py", "js": ".js"}
+PROSE = (".md", ".markdown", ".txt", ".rst", "")  # files whose paragraphs a model may unwrap
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,7 @@ class Tooled:
     before: str = ""  # the file as sent
     exact: str | None = None  # the tool's edit of it
     intent: intents.Intent | None = None  # a refactor's; None: a fix
+    variants: tuple[str, ...] = ()  # other predictions of the answer, drafted from beside it
 
     def verdict(self, answer: str) -> dict | None:
         """The CLI's check of the answer's file (None: no tool, nothing to check)."""
@@ -69,7 +78,24 @@ class Tooled:
 
 
 def propose(messages: list[dict], prediction: str) -> Tooled:
-    """The draft for a chat's answer: the prediction with a tool's edit of its file."""
+    """The draft for a chat's answer, the prediction with a tool's edit of its file, and the
+    variants beside it."""
+    tooled = _propose(messages, prediction)
+    head, before, _ = split(prediction)
+    name = tooled.filename or _filename(_instruction(messages)[1], head, before)
+    found = [prediction] if tooled.draft != prediction else []
+    if PurePath(name).suffix.lower() in PROSE:
+        found += [_unwrapped(tooled.draft), _unwrapped(prediction)]
+    variants = tuple(dict.fromkeys(v for v in found if v != tooled.draft))
+    return dataclasses.replace(tooled, variants=variants)
+
+
+def _unwrapped(prediction: str) -> str:
+    head, file, tail = split(prediction)
+    return head + unwrapped(file) + tail
+
+
+def _propose(messages: list[dict], prediction: str) -> Tooled:
     instruction, named = _instruction(messages)
     head, before, tail = split(prediction)
     if not before.strip():

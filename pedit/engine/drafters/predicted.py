@@ -158,6 +158,7 @@ class PredictedOutput:
         self.window, self.far_match, self.max_match = window, far_match, max(max_match, far_match)
         self.cursor = self.anchor = 0
         self.in_sync = True
+        self.streak = 0  # output tokens followed in sync since the sync was last lost
         self.label = "predicted"
         self._tentative = 0  # agreeing tokens still needed to confirm the last re-sync
         self._seen = start
@@ -188,6 +189,7 @@ class PredictedOutput:
 
     def _step(self, x: int, o: int, context: Sequence[int]) -> None:
         """One output token `x` (output index o) while in sync."""
+        self.streak += 1  # back to 0 when the token loses the sync (_lose)
         if self._sub is not None:
             at, rule, done = self._sub
             if x == rule.new[done]:
@@ -225,7 +227,7 @@ class PredictedOutput:
             self.anchor = self.cursor
 
     def _lose(self, cursor: int, o: int) -> None:
-        self.in_sync = False
+        self.in_sync, self.streak = False, 0
         if self._lost is None:  # a re-sync that was not confirmed keeps the first loss
             self._lost = (cursor, o)
 
