@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from pedit.app import wholefile
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
 from pedit.app.refactor import rewrite
@@ -52,3 +53,24 @@ def test_a_part_is_told_which_part_it_is_only_with_the_lever():
     told = replace(job, part_note=True).request("Some text.\n", "a.md", "part 2 of 3")
     note = "\n\n(This is part 2 of 3 of the file; rewrite only this part.)"
     assert told.instruction == whole.instruction + note
+
+
+def test_every_run_of_a_file_keeps_the_english_detected_on_the_whole_file(monkeypatch):
+    """The variety of English is the file's, detected once: a part that alone reads as
+    American ("color") still keeps the British spellings of the file it is part of."""
+    from pedit.tools import dialect, fix
+
+    text = (
+        "The colour of the centre was organised by the neighbours, whose behaviour was odd.\n\n"
+        "The color of it was realised late, and teh rest too.\n"
+    )
+    assert dialect.detect(text) == "british" and dialect.detect(text.split("\n\n")[1]) == "american"
+    seen, draft = [], fix.draft
+    monkeypatch.setattr(fix, "draft", lambda t, name, o: seen.append(o.dialect) or draft(t, name, o))
+    job = Job(open_backend("reference"), BUILTIN["fix"], None, EngineOptions(), chunk_tokens=24)
+    assert len(job.pieces(text, "notes.md", "rewrite")) == 2
+    seen.clear()
+    answer(rewrite(job, text, "notes.md"))
+    assert set(seen) == {"british"} and len(seen) >= 2  # every part's drafts, British
+    refactor = Job(open_backend("reference"), BUILTIN["refactor"], "rename x to y", EngineOptions())
+    assert wholefile._english_of(refactor, text) is refactor  # no spelling kept: nothing detected

@@ -11,7 +11,7 @@ from ..checks import guard
 from ..engine.edit import local
 from ..engine.grammar import Constraint
 from ..errors import RefusedError, UsageError
-from ..tools import skeleton
+from ..tools import dialect, skeleton
 from ..tools.skeleton import Skeleton
 from ..tools.skeleton import grammar as skeleton_grammar
 from . import chunking
@@ -28,6 +28,7 @@ def rewrite(
     between them kept as it is. `draft`: a tool's proposal for the whole file, cut
     into the same lines as the pieces (it must have as many lines as `text`; if not,
     it drafts a file that goes in one run only)."""
+    job = _english_of(job, text)
     sk = _skeleton(job, text, name)
     if spans is None:
         parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
@@ -74,6 +75,18 @@ def rewrite(
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _english_of(job: Job, text: str) -> Job:
+    """The job with the variety of English its fix keeps detected on the whole file (dialect
+    "auto"), once: every run of the file keeps the same one, and the detection (Harper's
+    spelling of the file's words, a second for a code file's identifiers) is not made
+    again for each run. A job whose answers neither draft spellings nor keep the file's
+    English is as it was."""
+    tools = job.options.tools
+    if tools.dialect != dialect.AUTO or not (job.spelling or job.template.keeps_lines):
+        return job
+    return replace(job, options=replace(job.options, tools=replace(tools, dialect=dialect.detect(text))))
 
 
 def _skeleton(job: Job, text: str, name: str) -> Skeleton | None:
