@@ -32,7 +32,7 @@ from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
 from ..machine import build
-from ..tools import dialect, grammarcheck
+from ..tools import grammarcheck
 from ..ui.live import LiveView
 from ..ui.render import shown, stats_line
 from ..ui.runs import Show, answer
@@ -136,7 +136,7 @@ def _run_files(flow: Run, names: list[str]) -> int:
     """The files through one loaded model: one by one, or a server's several at once."""
     inv, settings, report = flow.inv, flow.inv.settings, flow.report
     tools = flow.template.spelling if inv.options.tools.spelling is None else inv.options.tools.spelling
-    beside = (lambda: _warm(flow, names)) if tools and not settings.on_server else None
+    beside = grammarcheck.warm if tools and not settings.on_server else None  # fix's tools, built meanwhile
     loaded = shown(load_with_cost(settings, api_key=inv.api_key, beside=beside), report.err)
     try:
         backend = loaded.backend
@@ -160,18 +160,6 @@ def _run_files(flow: Run, names: list[str]) -> int:
         return code
     finally:
         loaded.close()
-
-
-WARMED = 4  # files whose English is detected while the model loads
-
-
-def _warm(flow: Run, names: list[str]) -> None:
-    """fix's tools built while the model loads, and the English of the first files detected
-    (dialect.detect, kept by the text: wholefile asks it again and finds it)."""
-    grammarcheck.warm()
-    if flow.inv.options.tools.dialect == dialect.AUTO:
-        for name in names[:WARMED]:
-            dialect.detect(flow.files.read(name).text)
 
 
 @dataclass(kw_only=True)

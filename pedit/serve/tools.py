@@ -171,5 +171,5 @@ def _filename(named: str, head: str, text: str) -> str:
     try:
         ast.parse(text)
         return "file.py"
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a client's nesting too deep
         return "file.txt"
