@@ -45,13 +45,15 @@ def main() -> None:
 
 
 def median(models: list[CostModel]) -> CostModel:
-    """Each size's time and each growth's slope: the median over the measurements."""
+    """Each size's time, each growth's slope and each head share: the median over the
+    measurements."""
     first = models[0]
     seconds = tuple(statistics.median(m.seconds[i] for m in models) for i in range(len(first.sizes)))
     growth = tuple(
         (n, statistics.median(m.growth[i][1] for m in models)) for i, (n, _) in enumerate(first.growth)
     )
-    return CostModel(first.sizes, seconds, first.context, growth)
+    head = tuple((n, statistics.median(m.head[i][1] for m in models)) for i, (n, _) in enumerate(first.head))
+    return CostModel(first.sizes, seconds, first.context, growth, head)
 
 
 if __name__ == "__main__":

@@ -40,11 +40,11 @@ def main() -> None:
     passes = {"spent": 0.0, "paid": 0.0}  # the speculative run's passes: measured and priced
     step = decode.Tracker.step
 
-    def spy(self, k, accepted, rejected, seconds, source="", at=0, steps=0):
+    def spy(self, **kw):
         if self.cost is not None:
-            passes["spent"] += seconds
-            passes["paid"] += self.cost.cost(k + 1, at)
-        step(self, k, accepted, rejected, seconds, source, at, steps)
+            passes["spent"] += kw["seconds"]
+            passes["paid"] += self.cost.cost(kw.get("rows", 1), kw.get("at", 0))
+        step(self, **kw)
 
     decode.Tracker.step = spy
     tasks = {t.id: t for t in load_tasks()}

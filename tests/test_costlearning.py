@@ -21,7 +21,7 @@ from pedit.machine import calibration
 from pedit.request import EditRequest
 from scripted import ScriptedBackend
 
-BASE = CostModel((1, 8, 64), (0.01, 0.05, 0.4), 256, ((1, 1e-5), (64, 1e-4)))
+BASE = CostModel((1, 8, 64), (0.01, 0.05, 0.4), 256, ((1, 1e-5), (64, 1e-4)), ((8, 0.2), (64, 0.15)))
 
 
 class Counting:
@@ -256,3 +256,13 @@ def test_the_growth_of_a_step_is_the_slope_through_every_context_it_was_timed_at
 )
 def test_the_slope_of_points_on_a_line_is_the_line_s(contexts, g, a):
     assert costmodel._slope({c: a + g * c for c in contexts}) == pytest.approx(g, abs=1e-12)
+
+
+def test_an_entry_from_before_the_heads_share_takes_the_priors(tmp_path):
+    backend = open_backend("reference")
+    old = CostModel(BASE.sizes, BASE.seconds, BASE.context, BASE.growth)  # no head
+    calibration.cached(backend, "m", tmp_path, lambda b: BASE)
+    (entry,) = tmp_path.iterdir()
+    entry.write_text(old.to_json())  # as an older pedit wrote it: its passes are kept
+    again = calibration.cached(backend, "m", tmp_path, lambda b: pytest.fail("measured again"))
+    assert again.head == calibration.prior().head != () and again.seconds == BASE.seconds

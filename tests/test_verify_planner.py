@@ -175,6 +175,29 @@ def test_cost_grows_linearly_with_the_context():
         CostModel.from_json('{"sizes": [1], "seconds": [0.01], "growth": [[1, "x"]]}')
 
 
+def test_a_pass_with_the_last_rows_logits_alone_costs_less_by_the_heads_share():
+    c = CostModel((1, 8, 64), (0.010, 0.080, 0.600), context=256, head=((8, 0.2), (64, 0.1)))
+    assert c.cost_last(1) == c.cost(1) == 0.010  # one row: the same pass
+    assert c.cost_last(8) == pytest.approx(0.080 * 0.8)
+    assert c.cost_last(36, at=1000) == pytest.approx(c.cost(36, at=1000) * (1 - 0.15))  # linear between
+    assert c.cost_last(200) == pytest.approx(c.cost(200) * 0.9)  # flat beyond the largest
+    assert CostModel.from_json(c.to_json()) == c
+    assert c.scaled(2.0).head == c.head  # a share: the same on a faster or slower machine
+    old = CostModel.from_json('{"sizes": [1, 8], "seconds": [0.01, 0.02]}')  # before the head
+    assert old.head == () and old.cost_last(8) == old.cost(8)
+    for bad in ('[[8, 1.0]]', '[[8, -0.1]]', '[["8", 0.1]]'):
+        with pytest.raises(ValueError):
+            CostModel.from_json(f'{{"sizes": [1, 8], "seconds": [0.01, 0.02], "head": {bad}}}')
+
+
+def test_the_heads_share_is_measured_at_the_sizes_the_grid_has():
+    from pedit.backends import open_backend
+    from pedit.engine.costmodel import measure
+
+    c = measure(open_backend("reference", n_ctx=128), sizes=(1, 2, 8), repeats=1, kv=16, far=32)
+    assert [n for n, _ in c.head] == [8] and 0 <= c.head[0][1] < 1  # 32 and 64 not in the grid
+
+
 def test_planner_prices_passes_at_the_current_context():
     """A pass over many tokens gets dearer per context token than a single step does (each
     token reads the whole cache): deep in a long file a long draft may stop paying."""
@@ -200,6 +223,23 @@ def test_live_speedup_prices_plain_decoding_at_each_context():
     for s in (0.03, 0.01, 0.02):
         untimed.step(seconds=s)
     assert untimed.plain_seconds(10) == pytest.approx(0.2)
+
+
+def test_a_forced_run_is_priced_as_plain_decoding_reads_it():
+    """A run of m forced tokens rides in the pass of the token drawn before it, which
+    plain decoding reads with the last row's logits alone: cost_last(1 + m, c) - cost(1, c),
+    however this run's passes split it; a run the answer ends on is never read."""
+    from pedit.engine.decode import Tracker
+
+    cost = CostModel((1, 8, 64), (0.010, 0.080, 0.600), context=100, head=((8, 0.25), (64, 0.25)))
+    tr = Tracker(100, 0.5, cost)
+    tr.step(seconds=0.02, at=100, steps=1)
+    tr.follow(3, at=101)  # a run of 7, cut in two by this run's passes
+    tr.follow(4, at=104)
+    tr.drawn()
+    tr.step(seconds=0.02, at=109, steps=1)
+    tr.follow(5, at=110)  # the answer ends on it
+    assert tr.plain_seconds(14) == pytest.approx(2 * 0.010 + 0.080 * 0.75 - 0.010)
 
 
 def test_a_label_may_have_its_own_prior_for_the_next_token():

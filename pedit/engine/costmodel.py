@@ -19,6 +19,14 @@ too: g1, fitted by least squares to wider passes timed again after `far` tokens)
 full measurement takes about a minute with the 1.5B model on 2 cores (pedit bench runs
 it); a user's first command times t(1) alone and takes the rest from a prior curve, and
 the passes runs make refine it (Passes; pedit/machine/calibration.py caches both per machine).
+
+A pass that needs only its last row's logits (a prompt, or a grammar's forced run as
+plain decoding reads it) skips the output head's rows for the others. The head is a
+matrix of vocabulary x width (151,936 x 1,536 for the default model): on a CPU it costs
+a pass of n rows a share of its time that falls from about a fifth at 8 rows to a sixth
+at 64 (machine/prior_costs.json's "head", from scripts/cost_prior.py). So
+    cost_last(n, c) = cost(n, c) (1 - f(n))
+with f, the head's share, measured at a few sizes and linear between them (flat beyond).
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ class CostModel:
     seconds: tuple[float, ...]  # t(n) after `context` tokens
     context: int = 256  # c0
     growth: tuple[tuple[int, float], ...] = ()  # (n, g(n)), ascending n; () when not measured
+    head: tuple[tuple[int, float], ...] = ()  # (n, f(n)), ascending n: the head's share; () none
     log: Passes | None = field(default=None, compare=False, repr=False)  # the passes it prices
 
     def __post_init__(self):
@@ -57,6 +66,8 @@ class CostModel:
             raise ValueError("cost model needs one positive time per size")
         if any(g < 0 or not math.isfinite(g) for _, g in self.growth):
             raise ValueError("cost model growth must be finite and >= 0")
+        if any(not 0 <= f < 1 for _, f in self.head):
+            raise ValueError("cost model head shares must be in [0, 1)")
 
     @cached_property
     def envelope(self) -> tuple[float, ...]:
@@ -81,26 +92,24 @@ class CostModel:
         last_n, last_t = self.sizes[-1], self.seconds[-1]
         return last_t * n / last_n
 
+    def cost_last(self, n: int, at: float | None = None) -> float:
+        """Seconds for a pass over n tokens that reads only the last row's logits (one
+        row: the same pass)."""
+        return self.cost(n, at) * (1 - _between(self.head, n)) if n > 1 else self.cost(n, at)
+
     def slope(self, n: int) -> float:
         """g(n): seconds per context token for a pass over n tokens."""
-        if not self.growth:
-            return 0.0
-        pts = self.growth
-        if n <= pts[0][0]:
-            return pts[0][1]
-        for (n0, g0), (n1, g1) in zip(pts, pts[1:], strict=False):
-            if n <= n1:
-                return g0 + (g1 - g0) * (n - n0) / (n1 - n0)
-        return pts[-1][1]
+        return _between(self.growth, n)
 
     def limit(self) -> float:
         """The decode speedup perfect drafts would give: max over n of n * t(1) / t(n)."""
         return max(n * self.seconds[0] / t for n, t in zip(self.sizes, self.seconds, strict=True))
 
     def to_json(self) -> str:
-        growth = [list(x) for x in self.growth]
+        growth, head = [list(x) for x in self.growth], [list(x) for x in self.head]
         return json.dumps(
             {"sizes": self.sizes, "seconds": self.seconds, "context": self.context, "growth": growth}
+            | ({"head": head} if head else {})
         )
 
     @classmethod
@@ -112,26 +121,46 @@ class CostModel:
             raise ValueError("not a cost model: sizes must be a list of integers")
         if not (isinstance(seconds, list) and all(type(t) in (int, float) for t in seconds)):
             raise ValueError("not a cost model: seconds must be a list of numbers")
-        context, growth = data.get("context", 256), data.get("growth", [])
-        ok = isinstance(growth, list) and all(
-            isinstance(x, list) and len(x) == 2 and type(x[0]) is int and type(x[1]) in (int, float)
-            for x in growth
+        context, growth, head = data.get("context", 256), data.get("growth", []), data.get("head", [])
+        if type(context) is not int or not _points(growth) or not _points(head):
+            raise ValueError(
+                "not a cost model: context must be an integer, growth and head lists of [n, number]"
+            )
+        return cls(
+            tuple(sizes), tuple(seconds), context,
+            tuple((n, float(g)) for n, g in growth), tuple((n, float(f)) for n, f in head),
         )
-        if type(context) is not int or not ok:
-            raise ValueError("not a cost model: context must be an integer, growth a list of [n, seconds]")
-        growth = tuple((n, float(g)) for n, g in growth)
-        return cls(tuple(sizes), tuple(seconds), context, growth)
 
     def scaled(self, factor: float) -> CostModel:
         """Every time and growth times `factor` (a curve in units of t(1), made absolute)."""
         growth = tuple((n, g * factor) for n, g in self.growth)
-        return CostModel(self.sizes, tuple(t * factor for t in self.seconds), self.context, growth)
+        return replace(self, seconds=tuple(t * factor for t in self.seconds), growth=growth, log=None)
 
     @classmethod
     def table(cls, relative: dict[int, float], unit: float = 1.0) -> CostModel:
         """A cost model from {n: cost relative to one step} (tests, scripted backends)."""
         sizes = tuple(sorted(relative))
         return cls(sizes, tuple(relative[n] * unit for n in sizes))
+
+
+def _between(points: tuple[tuple[int, float], ...], n: int) -> float:
+    """The value at n of points [(n, v), ...] (ascending n): linear between them, flat
+    beyond; 0 with none."""
+    if not points:
+        return 0.0
+    if n <= points[0][0]:
+        return points[0][1]
+    for (n0, v0), (n1, v1) in zip(points, points[1:], strict=False):
+        if n <= n1:
+            return v0 + (v1 - v0) * (n - n0) / (n1 - n0)
+    return points[-1][1]
+
+
+def _points(data) -> bool:
+    """Whether data is a JSON list of [int, number] pairs."""
+    return isinstance(data, list) and all(
+        isinstance(x, list) and len(x) == 2 and type(x[0]) is int and type(x[1]) in (int, float) for x in data
+    )
 
 
 SEEN = 3  # a size's real passes replace its price once there are this many
@@ -204,17 +233,20 @@ class Passes:
 
 
 GROWTH_SIZES = (1, 8, 32, 64)
+HEAD_SIZES = (8, 32, 64)  # sizes timed again with the last row's logits alone (the head's share)
 STEPS = 16  # consecutive one-token steps timed (their median)
 STOPS = 6  # contexts beyond the calibration's where one-token steps are timed for g(1)
 
 
 def measure(
-    backend, sizes=GRID, *, repeats: int = 3, kv: int = 256, far: int = 1024, growth_sizes=GROWTH_SIZES
+    backend, sizes=GRID, *, repeats: int = 3, kv: int = 256, far: int = 1024, growth_sizes=GROWTH_SIZES,
+    head_sizes=HEAD_SIZES,
 ) -> CostModel:
-    """Time eval of n tokens after a kv-token context, median of `repeats`, for each n;
-    then, when the context window allows, the growth sizes again after `far` tokens (the
-    `far - kv` tokens in between cost one prefill). Sizes that would not fit twice in
-    the context window are left out."""
+    """Time eval of n tokens after a kv-token context, median of `repeats`, for each n,
+    and the head sizes again with the last row's logits alone; then, when the context
+    window allows, the growth sizes again after `far` tokens (the `far - kv` tokens in
+    between cost one prefill). Sizes that would not fit twice in the context window are
+    left out."""
     sizes = tuple(n for n in sizes if 2 * n <= backend.n_ctx)
     widest = max(*sizes, 2 * repeats, STEPS)  # the one-token steps append up to STEPS tokens
     far = min(far, backend.n_ctx - widest)
@@ -227,6 +259,9 @@ def measure(
     backend.truncate(0)
     backend.eval(tokens[:kv])
     seconds = [_time(backend, tokens, kv, n, repeats if n <= WIDE else 1) for n in sizes]
+    # the head's share: f(n) = 1 - t_last(n) / t(n), timed right after t(n)'s own sizes
+    last = {n: _time(backend, tokens, kv, n, repeats, last=True) for n in head_sizes if n in sizes and n > 1}
+    head = tuple((n, min(0.9, max(0.0, 1 - t / seconds[sizes.index(n)]))) for n, t in last.items())
     growth: tuple[tuple[int, float], ...] = ()
     measured = [n for n in growth_sizes if n in sizes]
     if far >= 2 * kv and 1 in measured:
@@ -245,7 +280,7 @@ def measure(
         }
         growth = _line(extra)
     backend.truncate(0)
-    return CostModel(tuple(sizes), tuple(seconds), kv, growth)
+    return CostModel(tuple(sizes), tuple(seconds), kv, growth, head)
 
 
 def _slope(points: dict[int, float]) -> float:
@@ -270,10 +305,11 @@ def _line(points: dict[int, float]) -> tuple[tuple[int, float], ...]:
     return tuple((n, base + g1 * (n - 1)) for n in points)
 
 
-def _time(backend, tokens, at: int, n: int, repeats: int) -> float:
-    """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`).
-    One token is timed as plain decoding runs: consecutive steps, each appending to the
-    cache, none after a roll-back (a step right after one is slower)."""
+def _time(backend, tokens, at: int, n: int, repeats: int, *, last: bool = False) -> float:
+    """Median seconds of eval(n tokens) after `at` cached ones (the cache left at `at`),
+    with every row's logits (`last`: the last row's alone). One token is timed as plain
+    decoding runs: consecutive steps, each appending to the cache, none after a roll-back
+    (a step right after one is slower)."""
     if n == 1:
         backend.eval(tokens[at : at + 1])  # warm-up
         backend.truncate(at)
@@ -286,11 +322,12 @@ def _time(backend, tokens, at: int, n: int, repeats: int) -> float:
         backend.truncate(at)
         return statistics.median(times)
     times = []
-    backend.eval(tokens[at : at + n], n_logits=n)  # warm-up: a new batch shape allocates
+    logits = 1 if last else n
+    backend.eval(tokens[at : at + n], n_logits=logits)  # warm-up: a new batch shape allocates
     backend.truncate(at)
     for _ in range(repeats):
         t = time.perf_counter()
-        backend.eval(tokens[at : at + n], n_logits=n)
+        backend.eval(tokens[at : at + n], n_logits=logits)
         times.append(time.perf_counter() - t)
         backend.truncate(at)
     return statistics.median(times)

@@ -224,8 +224,9 @@ class Tracker:
     def follow(self, forced: int, at: int) -> None:
         """`forced` tokens a grammar forced, after `at` tokens of context: the run they
         extend rides, under plain decoding with coalescence, in the pass that reads the
-        token drawn before it, and costs it the rows it adds,
-            cost(1 + m, c) - cost(1, c)        for a run of m forced tokens after c,
+        token drawn before it, and costs it the rows it adds, with the last row's logits
+        alone (the forced rows need none),
+            cost_last(1 + m, c) - cost(1, c)        for a run of m forced tokens after c,
         however this run's own passes split it (priced per pass, a run cut into a draft's
         five-row passes cost 2 ms a row more than the one 49-row pass plain reads it in:
         the live line read 1.51x where 1.23x was measured on code-textwrap-fix)."""
@@ -238,7 +239,7 @@ class Tracker:
         A run still open at the end is never read (the answer ends on it): no price."""
         if self._open and self.cost is not None:
             c = self._open_at
-            self._plain_priced += self.cost.cost(1 + self._open, c) - self.cost.cost(1, c)
+            self._plain_priced += self.cost.cost_last(1 + self._open, c) - self.cost.cost(1, c)
         self._open = 0
 
     def plain_seconds(self, completion_tokens: int, decode: float | None = None) -> float | None:

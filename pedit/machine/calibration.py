@@ -23,6 +23,7 @@ import math
 import platform
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__, models
@@ -82,13 +83,19 @@ def cached(backend, identity: str, cache_dir: Path, measure_fn=quick, warn=warn_
     if found is not None:
         return found
     path = _entry(backend, identity, cache_dir)
-    model = measure_fn(backend)
+    model = _with_head(measure_fn(backend))
     try:
         write_cache_file(path, model.to_json())
     except OSError as exc:
         warn(f"cannot write the cost cache ({exc}); measured again next time")
         return model
     return Passes(model, key=str(path)).model()
+
+
+def _with_head(model: CostModel) -> CostModel:
+    """The model, with the prior's head shares where it has none (measured without them,
+    or an entry from before they were measured)."""
+    return model if model.head else replace(model, head=prior().head)
 
 
 def _entry(backend, identity: str, cache_dir: Path) -> Path:
@@ -103,7 +110,7 @@ def lookup(backend, identity: str, cache_dir: Path) -> CostModel | None:
     path = _entry(backend, identity, cache_dir)
     try:
         text = path.read_text(encoding="utf-8")
-        return Passes(CostModel.from_json(text), _seen(text), key=str(path)).model()
+        return Passes(_with_head(CostModel.from_json(text)), _seen(text), key=str(path)).model()
     except (OSError, ValueError):  # absent, unreadable, or not a cost model: measure again
         return None
 
