@@ -53,6 +53,7 @@ class ContextFull(BackendError):
     """Appending the tokens would exceed the context window."""
 
     def __init__(self, n_past: int, n_new: int, n_ctx: int):
+        self.numbers = (n_past, n_new, n_ctx)
         super().__init__(
             f"context window exhausted: {n_past} tokens in the cache + {n_new} new > n_ctx {n_ctx}"
         )

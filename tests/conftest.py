@@ -12,6 +12,10 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# every command loads its model in its own process unless a test asks for the resident one
+# (test_resident.py): the suite's thousands of commands leave no process behind
+os.environ["PEDIT_KEEP_ALIVE"] = "0"
+os.environ["PEDIT_ANSWER_CACHE"] = "off"  # each command runs its model (test_answercache.py turns it on)
 sys.path.insert(0, str(Path(__file__).parent))
 
 import tiny  # noqa: E402
@@ -28,6 +32,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))  # the session's recovery files
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))  # the resident models' sockets
     for var in ("PEDIT_MODEL", "PEDIT_BACKEND"):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -25,10 +25,13 @@ BELOW = {
     "app": {"machine", "checks", "tools", "engine", "models", "backends"},
     "ui": {"app", "machine", "checks", "tools", "engine", "models", "backends"},
     "tui": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
-    "hook": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
+    "hook": {"resident", "ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
     "bench": {"ui", "app", "machine", "checks", "tools", "engine", "models", "backends"},
     "serve": {"app", "machine", "checks", "tools", "engine", "models", "backends"},
+    # the resident model (its process, its client, their protocol): what a shell asks instead of a model
+    "resident": {"app", "machine", "checks", "tools", "engine", "models", "backends"},
     "cli": {
+        "resident",
         "tui",
         "hook",
         "bench",

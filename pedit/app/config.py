@@ -125,8 +125,46 @@ KEYS: dict[str, Key] = {
     "timeout": Key(float, lo=0.1, default=300.0),  # seconds a server may take to answer (each read)
     "deadline": Key(float, lo=0.1, default=1800.0),  # seconds for a whole answer (backends/openai.py)
     "jobs": Key(int, lo=1, hi=64),  # files at once on a server; None: JOBS_REMOTE (a local model: 1)
+    # seconds the resident model stays loaded after its last request (resident/): 0, none; < 0, forever
+    "keep_alive": Key(float, default=300.0),
+    # a file's answer given again, with no model, for the same model, settings and file (answercache.py)
+    "answer_cache": Key(bool, default=True),
 }
-ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL"}
+ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL",
+       "keep_alive": "PEDIT_KEEP_ALIVE", "answer_cache": "PEDIT_ANSWER_CACHE"}  # fmt: skip
+SWITCH = {"1": True, "on": True, "true": True, "yes": True,
+          "0": False, "off": False, "false": False, "no": False}  # fmt: skip
+
+
+def duration(value: str) -> float:
+    """Seconds from PEDIT_KEEP_ALIVE, read as Ollama reads OLLAMA_KEEP_ALIVE: a number of
+    seconds, or one with a unit (90s, 5m, 2h); ValueError for anything else."""
+    text = value.strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
+    number = float(text[:-1] if scale else text)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number * (scale or 1)
+
+
+def _env_layer(env: Mapping[str, str]) -> dict:
+    """The environment's settings, each read from its string (a duration for keep_alive, a
+    switch for answer_cache)."""
+    out: dict[str, object] = {k: env[v] for k, v in ENV.items() if env.get(v)}
+    if "keep_alive" in out:
+        try:
+            out["keep_alive"] = duration(str(out["keep_alive"]))
+        except ValueError:
+            what = f"must be seconds or a duration like 90s, 5m, 2h (got {out['keep_alive']!r})"
+            raise UsageError(f"env PEDIT_KEEP_ALIVE: {what}") from None
+    if "answer_cache" in out:
+        switch = SWITCH.get(str(out["answer_cache"]).strip().lower())
+        if switch is None:
+            raise UsageError(f"env PEDIT_ANSWER_CACHE: must be on or off (got {out['answer_cache']!r})")
+        out["answer_cache"] = switch
+    return out
+
+
 JOBS_REMOTE = 4
 
 
@@ -237,6 +275,8 @@ class Settings:
     timeout: float
     deadline: float
     jobs: int | None
+    keep_alive: float
+    answer_cache: bool
     sources: Mapping[str, str]  # key -> "command line", "env PEDIT_MODEL", "config /path", "default"
     templates: Mapping[str, tuple[dict, str]]  # template name -> (overrides, source)
 
@@ -284,7 +324,7 @@ def resolve(
     if project_path:
         table = project_table(project_path) or {}
         layers.append((_check(table, f"{project_path} [tool.pedit]"), f"pyproject {project_path}"))
-    layers.append(({k: env[v] for k, v in ENV.items() if env.get(v)}, "env"))
+    layers.append((_env_layer(env), "env"))
     layers.append(({k: v for k, v in cli.items() if v is not None and k in KEYS}, "command line"))
     values = {key: k.default for key, k in KEYS.items()}
     sources = dict.fromkeys(KEYS, "default")

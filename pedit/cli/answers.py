@@ -5,16 +5,19 @@ is refused, never printed."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from ..app import fileio
 from ..app.outcome import Outcome
-from ..engine.grammar import Constraint
 from ..errors import ExitCode, RefusedError
 from .options import WriteBack
 from .report import Report
 from .stream import StrippedStream
+
+if TYPE_CHECKING:
+    from ..engine.grammar import Constraint
 
 CUT = ("max_tokens", "context")  # the stop reasons of an answer a limit ended
 

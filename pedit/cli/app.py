@@ -157,7 +157,8 @@ def main_options(
 
 
 SETTINGS = ("model", "backend", "n_ctx", "threads", "speculate", "draft_max", "keep_bias", "spelling",
-            "dialect", "skeleton", "base_url", "jobs")  # fmt: skip  # the flags that are config.KEYS settings
+            "dialect", "skeleton", "base_url", "jobs",
+            "answer_cache")  # fmt: skip  # the flags that are config.KEYS settings
 
 
 def _run(command: str, given: dict, *, data: bool = False) -> None:
@@ -216,7 +217,7 @@ COMMON = [
     ("speculate", o.Speculate, None), ("drafters", o.Drafters, "predicted,lookup,ngram"),
     ("draft_max", o.DraftMax, None), ("spelling", o.Spelling, None), ("dialect", o.Dialect, None),
     ("coalesce", o.Coalesce, True),
-    ("prompt_cache", o.PromptCache, True),
+    ("prompt_cache", o.PromptCache, True), ("answer_cache", o.AnswerCache, None),
     ("schema", o.Schema, None), ("regex", o.Regex, None), ("grammar", o.Grammar, None),
     ("json_grammar", o.JsonGrammar, True), ("skeleton", o.SkeletonGrammar, None),
 ]  # fmt: skip
@@ -301,7 +302,7 @@ _command(
 
 
 def _register() -> None:
-    from . import bench, config, hook, models, serve, tui
+    from . import bench, config, daemon, hook, models, serve, tui
 
     app.add_typer(models.app, name="models")
     app.command("templates")(config.templates_command)
@@ -310,6 +311,7 @@ def _register() -> None:
     app.command("tui")(tui.tui_command)
     app.command("serve")(serve.serve_command)
     app.add_typer(hook.app, name="hook")
+    app.add_typer(daemon.app, name="daemon")
 
 
 _register()

@@ -56,7 +56,7 @@ SEED_MAX = 2**63 - 1  # a signed 64-bit integer: what OpenAI-compatible servers 
 
 def sampling(temperature: float, top_k: int, top_p: float, seed: int):
     """The Sampling the options ask for; an impossible combination is a usage error."""
-    from ..engine.sampling import Sampling
+    from ..engine.options import Sampling  # declared without numpy: a resident's client imports none
 
     try:
         return Sampling(temperature, top_k, top_p, seed)
@@ -343,6 +343,15 @@ PromptCache = Annotated[bool, _flag(
     text="Keep the prompt's shared start (system prompt, instruction) in pedit's cache on disk, "
     "so the next command loads it instead of reading it. [default: on]",
 )]  # fmt: skip
+AnswerCache = Annotated[
+    bool | None,
+    typer.Option(
+        "--answer-cache/--no-answer-cache",
+        help="Give a file's answer again, with no model, when the same model, settings, instruction "
+        "and file were answered before (answer_cache, PEDIT_ANSWER_CACHE). [default: on]",
+        rich_help_panel=SPECULATION, show_default=False,
+    ),
+]
 Coalesce = Annotated[bool, _flag(
     "--coalesce/--no-coalesce", panel=SPECULATION,
     text="Under a grammar, emit the tokens it forces without a forward pass of their own. [default: on]",

@@ -12,15 +12,17 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..app import fileio
-from ..app.jobs import Job
 from ..app.outcome import Outcome
 from ..errors import Cancelled, ExitCode
 from ..events import Event, Finished, drain
 from ..ui.render import stats_line
 from ..ui.runs import Show
+
+if TYPE_CHECKING:
+    from ..app.jobs import Job
 
 
 @dataclass(frozen=True, kw_only=True)

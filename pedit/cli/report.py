@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -13,8 +14,10 @@ from rich.text import Text
 from ..app import config
 from ..app.outcome import Outcome
 from ..app.templates import Template
-from ..engine.sampling import Sampling
 from ..errors import ExitCode, PeditError, UsageError
+
+if TYPE_CHECKING:
+    from ..engine.sampling import Sampling
 
 
 @dataclass(kw_only=True)

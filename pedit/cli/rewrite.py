@@ -10,40 +10,46 @@ never writes (answers.py).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
-from ..app import config, fileio, wholefile
-from ..app.jobs import Job
-from ..app.loading import load_with_cost
+from .. import models
+from ..app import config, fileio
+from ..app.answercache import AnswerCache
 from ..app.options import EngineOptions
-from ..app.outcome import Answering, Outcome
-from ..app.refactor import rewrite
+from ..app.outcome import Outcome
 from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
-from ..machine import build
-from ..tools import grammarcheck
+from ..resident.client import Resident, ResidentLost, ResidentUnavailable
+from ..resident.protocol import LoadSettings
 from ..ui.live import LiveView
 from ..ui.render import shown, stats_line
 from ..ui.runs import Show, answer
 from ..ui.styles import legend
 from . import answers
+from .answerers import Answerer, Cached, Here, NotCached, There, cache_parts, resident_for
 from .files import Files
 from .options import WriteBack
 from .parallel import Ran, run_many
 from .report import Report, verdict_line, write_stats
 from .stream import StrippedStream
 from .writeback import decide, to_stdout, write_back
+
+if TYPE_CHECKING:
+    from ..app.jobs import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,7 +139,86 @@ def run(inv: Invocation) -> int:
 
 
 def _run_files(flow: Run, names: list[str]) -> int:
-    """The files through one loaded model: one by one, or a server's several at once."""
+    """The files the answer cache has answered before, with no model; the others through
+    the resident model (resident/), else through a model loaded here (and the files the
+    resident could not answer: none reached, or it died mid-request): one by one, or a
+    server's several at once."""
+    code = int(ExitCode.OK)
+    settings = flow.inv.settings
+    if settings.answer_cache and not settings.on_server:
+        say = flow.report.dim
+        flow.cache = AnswerCache(models.cache_root() / "answers", warn=lambda line: say(f"pedit: {line}"))
+        code, names = _run_cached(flow, names)
+    load = resident_for(settings)
+    if names and load is not None:
+        done, names = _run_resident(flow, names, load)
+        code = max(code, done)
+    if not names:
+        return code
+    with _here(flow) as (here, job, jobs):
+        if jobs > 1 and len(names) > 1:
+            return max(code, run_many(flow, job, names, jobs))
+        for f in names:
+            code = max(code, flow.one(here, f))
+    return code
+
+
+def _run_cached(flow: Run, names: list[str]) -> tuple[int, list[str]]:
+    """The files whose answers the cache has (each read, decided and written as any), and
+    the others."""
+    only = Cached(None, flow.cache, cache_parts(flow.inv, flow.template))
+    code, left = int(ExitCode.OK), []
+    for name in names:
+        try:
+            code = max(code, flow.one(only, name))
+        except NotCached:
+            left.append(name)
+    return code, left
+
+
+def _run_resident(flow: Run, names: list[str], load: LoadSettings) -> tuple[int, list[str]]:
+    """The files through the resident process, started when none runs; the exit code so
+    far and the files left for this process."""
+    report, settings = flow.report, flow.inv.settings
+    resident = Resident(load, settings.keep_alive, log=lambda line: report.dim(f"pedit: {line}"))
+    t0 = time.perf_counter()
+    starting = report.err.status("loading the model (it stays loaded: pedit daemon status)")
+    try:
+        with starting if report.err.is_terminal else contextlib.nullcontext():
+            resident.connect().close()
+    except ResidentUnavailable as exc:
+        report.dim(f"pedit: {exc}; loading the model in this process")
+        return int(ExitCode.OK), names
+    report.load_seconds = time.perf_counter() - t0
+    report.backend = resident.info.get("backend", load.backend)
+    report.device = resident.info.get("device", "")
+    report.model = settings.model
+    _legend(flow, settings.model, report.backend, report.device)
+    there = flow.caching(There(resident, flow.inv, flow.template))
+    code = int(ExitCode.OK)
+    for i, name in enumerate(names):
+        try:
+            code = max(code, flow.one(there, name))
+        except ResidentLost as exc:
+            report.dim(f"pedit: the resident model stopped in the middle of {name} ({exc}); running it here")
+            return code, names[i:]
+    return code, []
+
+
+def _legend(flow: Run, name: str, backend: str, device: str) -> None:
+    if flow.report.err.is_terminal and flow.mode != WriteBack.JSON:
+        flow.report.err.print(legend(f"{name} on {backend} ({device})"))
+
+
+@contextlib.contextmanager
+def _here(flow: Run) -> Iterator[tuple[Answerer, Job, int]]:
+    """A model loaded in this process for the command's files (closed after them): who
+    answers them, its job, and how many files go at once (a server's several)."""
+    from ..app.jobs import Job
+    from ..app.loading import load_with_cost
+    from ..machine import build
+    from ..tools import grammarcheck
+
     inv, settings, report = flow.inv, flow.inv.settings, flow.report
     tools = flow.template.spelling if inv.options.tools.spelling is None else inv.options.tools.spelling
     beside = grammarcheck.warm if tools and not settings.on_server else None  # fix's tools, built meanwhile
@@ -149,15 +234,8 @@ def _run_files(flow: Run, names: list[str]) -> int:
             system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens,
         )  # fmt: skip
         name = report.model = backend.model if loaded.remote else settings.model
-        if report.err.is_terminal and flow.mode != WriteBack.JSON:
-            report.err.print(legend(f"{name} on {backend.name} ({report.device})"))
-        jobs = settings.files_at_once(loaded.remote)
-        if jobs > 1 and len(names) > 1:
-            return run_many(flow, job, names, jobs)
-        code = int(ExitCode.OK)
-        for f in names:
-            code = max(code, flow.one(job, f))
-        return code
+        _legend(flow, name, backend.name, report.device)
+        yield flow.caching(Here(job, backend.name, report.device)), job, settings.files_at_once(loaded.remote)
     finally:
         loaded.close()
 
@@ -173,7 +251,14 @@ class Run:
     files: Files
     report: Report
     remote: bool = False  # the loaded model is a server's (loading.Loaded.remote)
+    cache: AnswerCache | None = None  # the answer cache, when on
     _said_ignored: bool = False
+
+    def caching(self, answerer: Answerer) -> Answerer:
+        """`answerer`, its answers kept in the answer cache when it is on."""
+        if self.cache is None:
+            return answerer
+        return Cached(answerer, self.cache, cache_parts(self.inv, self.template))
 
     @property
     def summary(self) -> bool:
@@ -203,47 +288,53 @@ class Run:
         if self.mode == WriteBack.STDOUT and not self.summary:
             to_stdout(source, source.text)  # a filter passes it through
 
-    def one(self, job: Job, name: str) -> int:
+    def one(self, answerer: Answerer, name: str) -> int:
         """One file: read (locked, if the mode writes), run with the live view, written back;
         a failure is this file's line and exit code, and the other files go on."""
         before = len(self.report.records)
         try:
             with self.files.lock(name):
                 source = self.files.read(name)  # again: what is written must be checked against this
-                ran, sink = self._shown(job, source)
-                return self._result(job, ran, sink)
+                ran, sink, tokens = self._shown(answerer, source)
+                return self._result(ran, sink, tokens)
         except ModelError:  # a model that fails to load stops the command
             raise
         except (PeditError, BackendError) as exc:
             return self._failed(name, exc, before)
 
-    def _shown(self, job: Job, source: fileio.Source) -> tuple[Ran, StrippedStream | None]:
-        """The file's runs in the live view, each followed by its figures' line. A summary
-        in one run streams to stdout as it is written (the live view: status only), unless
-        a constraint must be seen complete before anything is printed."""
-        expected = job.backend.count_tokens(source.text) if self.template.kind == "rewrite" else None
+    def _shown(
+        self, answerer: Answerer, source: fileio.Source
+    ) -> tuple[Ran, StrippedStream | None, int | None]:
+        """The file's runs in the live view, each followed by its figures' line; and the
+        file's tokens (a rewrite's). A summary in one run streams to stdout as it is written
+        (the live view: status only), unless a constraint must be seen complete before
+        anything is printed."""
+        begun = answerer.begin(self._kind, source, count=self.template.kind == "rewrite")
+        if begun.cached:
+            said = "answered before with these settings: the same answer, no model run"
+            self.report.dim(f"pedit: {source.name}: {said}")
         stream = self.summary and self.mode != WriteBack.JSON and self.inv.options.edit.constraint is None
-        stream = stream and len(job.pieces(source.text, source.name, "summary")) == 1
+        stream = stream and begun.pieces == 1
         sink = StrippedStream() if stream else None
         show_text = self.mode not in (WriteBack.STDOUT, WriteBack.JSON) and not stream
-        view = LiveView(self.report.err, show_text=show_text, expected=expected)
+        view = LiveView(self.report.err, show_text=show_text, expected=begun.tokens)
 
         def show(events: Iterator[Event], label: str) -> Finished:
             finished = view.run(sink.tee(events) if sink else events, label)
             self.report.dim(f"pedit: {label}: {stats_line(finished.stats)}")
             return finished
 
-        return Ran(source=source, outcome=answer(self._answering(job, source), show)), sink
+        return Ran(source=source, outcome=answer(begun.stream, show)), sink, begun.tokens
+
+    @property
+    def _kind(self) -> str:
+        return "summary" if self.summary else "rewrite"
 
     def outcome(self, job: Job, name: str, show: Show) -> Ran:
         """The file read and run through the job, each run's events to `show`."""
         source = self.files.read(name)
-        return Ran(source=source, outcome=answer(self._answering(job, source), show))
-
-    def _answering(self, job: Job, source: fileio.Source) -> Answering:
-        if self.summary:
-            return wholefile.summarize(job, source.text, source.name)
-        return rewrite(job, source.text, source.name)
+        begun = Here(job).begin(self._kind, source, count=False)
+        return Ran(source=source, outcome=answer(begun.stream, show))
 
     def collect(self, job: Job, name: str, ran: Callable[[], Ran]) -> int:
         """One file's result, in order: its runs' lines, then reported and written (with
@@ -253,8 +344,9 @@ class Run:
             done = ran()
             for line in done.lines:
                 self.report.dim(line)
+            tokens = job.backend.count_tokens(done.source.text) if self.template.kind == "rewrite" else None
             with self.files.lock(name):
-                return self._result(job, done)
+                return self._result(done, None, tokens)
         except ModelError:
             raise
         except (PeditError, BackendError) as exc:
@@ -266,7 +358,7 @@ class Run:
         records = self.report.records
         return self.report.fail(name, as_error(exc), records[-1] if len(records) > before else None)
 
-    def _result(self, job: Job, ran: Ran, sink: StrippedStream | None = None) -> int:
+    def _result(self, ran: Ran, sink: StrippedStream | None, tokens: int | None) -> int:
         source, outcome = ran.source, ran.outcome
         if len(outcome.stats) > 1:
             self.report.dim(f"pedit: {source.name} in all: {stats_line(outcome.total())}")
@@ -285,7 +377,7 @@ class Run:
                 constraint=self.inv.options.edit.constraint,
                 sink=sink,
             )
-        return self._rewrite(source, outcome, job.backend.count_tokens(source.text))
+        return self._rewrite(source, outcome, tokens or 0)
 
     def _ignored_prediction(self, outcome: Outcome) -> None:
         """Once: a server that reported no prediction tokens for a rewrite ignores them."""

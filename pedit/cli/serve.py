@@ -43,7 +43,8 @@ HeaderTimeout = Annotated[
     float, typer.Option(min=0.1, help="Seconds a request's headers may take to arrive.")
 ]
 BodyTimeout = Annotated[float, typer.Option(min=0.1, help="Seconds its body may take (more: 408).")]
-KeepAlive = Annotated[int, typer.Option(min=1, help="Seconds an idle connection stays open.")]
+# the HTTP connection's (not the resident model's `keep_alive` setting: a name of its own)
+KeepAlive = Annotated[int, typer.Option("--keep-alive", min=1, help="Seconds an idle connection stays open.")]
 CorsOrigin = Annotated[
     list[str] | None,
     typer.Option(help="Let a web page from this origin call the API (repeatable; none: no CORS)."),
@@ -63,7 +64,7 @@ def serve_command(
     max_connections: MaxConnections = 256,
     header_timeout: HeaderTimeout = 10.0,
     body_timeout: BodyTimeout = 30.0,
-    keep_alive: KeepAlive = 5,
+    http_keep_alive: KeepAlive = 5,
     cors_origin: CorsOrigin = None,
     speculate: o.Speculate = None,
 ):
@@ -102,7 +103,7 @@ def serve_command(
             cors=tuple(cors_origin or ()),
         )  # fmt: skip
         limits = Limits(
-            connections=max_connections, header_seconds=header_timeout, keep_alive_seconds=keep_alive
+            connections=max_connections, header_seconds=header_timeout, keep_alive_seconds=http_keep_alive
         )
         app = create_app(loaded.backend, loaded.cost, serving)
         uvicorn.Server(uvicorn_config(app, host, port, limits)).run()

@@ -1,6 +1,7 @@
-"""The hook's model: loaded on first need, closed at the end, and the rewrite of a staged
-text under the commit's deadline: only the blocks with staged changes when they are a
-small part of the file (changed_spans), else the whole file."""
+"""The hook's model: the resident one (resident/: no load in the commit, none at all while
+it is resident), else one loaded here on first need and closed at the end; and the rewrite
+of a staged text under the commit's deadline: only the blocks with staged changes when they
+are a small part of the file (changed_spans), else the whole file."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from ..engine.sampling import Sampling
 from ..errors import Cancelled, ModelError, PeditError
 from ..events import Event, Finished, Stats, drain
 from ..models.progress import quietly
+from ..resident.client import Resident, ResidentLost, ResidentUnavailable, resident_for
+from ..resident.protocol import Request
 from . import git
 from .rules import HookConfig, Rule
 
@@ -36,6 +39,9 @@ class Rewriter:
         self.settings, self.config, self.deadline, self.notify = settings, config, deadline, notify
         self.stopped = threading.Event()  # set: the runs in flight end at their next event
         self._loaded: Loaded | None = None
+        load = resident_for(settings)
+        said = lambda line: notify(f"pedit: {line}")  # noqa: E731
+        self._resident = Resident(load, settings.keep_alive, log=said) if load else None
 
     @property
     def model(self) -> str:
@@ -88,19 +94,33 @@ class Rewriter:
         from ..engine.options import EditOptions
         from ..ui.runs import answer
 
-        loaded = self.load()
         sampling = Sampling(temperature=self.config.temperature, seed=self.config.seed)
-        options = self.settings.engine_options(
-            EngineOptions(edit=EditOptions(sampling=sampling, cost=loaded.cost))
-        )
+        options = self.settings.engine_options(EngineOptions(edit=EditOptions(sampling=sampling)))
         # the hook judges a file whole and reports a run it could not use ("not fixed"), so
         # its pieces are not kept one by one as the CLI's are (app/wholefile.rewrite)
         template = replace(templates(self.settings.templates)[rule.command], judged=False)
+        spans = changed_spans(text, changed)
+        if self._resident is not None and self._loaded is None:
+            req = Request(
+                kind="rewrite", template=template, instruction=rule.instruction, options=options,
+                system=rule.system, force=False, chunk_tokens=self.settings.chunk_tokens, text=text,
+                name=name, count=False, keep_alive=self.settings.keep_alive, spans=spans,
+            )  # fmt: skip
+            try:
+                out = answer(self._resident.begin(req).stream, self._show)
+                return out.text, out.stats
+            except ResidentUnavailable as exc:  # this commit loads its own model, once
+                self.notify(f"pedit: {exc}; loading the model in this process")
+                self._resident = None
+            except ResidentLost as exc:
+                self.notify(f"pedit: the resident model stopped in the middle of {name} ({exc}); runs here")
+                self._resident = None
+        loaded = self.load()
         job = Job(
-            backend=loaded.backend, template=template, instruction=rule.instruction, options=options,
-            system=rule.system, chunk_tokens=self.settings.chunk_tokens,
+            backend=loaded.backend, template=template, instruction=rule.instruction,
+            options=options.costed(loaded.cost), system=rule.system, chunk_tokens=self.settings.chunk_tokens,
         )  # fmt: skip
-        out = answer(rewrite(job, text, name, changed_spans(text, changed)), self._show)
+        out = answer(rewrite(job, text, name, spans), self._show)
         return out.text, out.stats
 
 

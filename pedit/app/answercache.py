@@ -1,0 +1,94 @@
+"""Answers by content: the same model, settings, instruction and file give the answer again
+with no pass and no model, in any process (the hook's results are kept the same way:
+hook/cache.py).
+
+    key = sha256(pedit version, the model (a file's size and time too) and its load
+                 settings, the job (template, instruction, the engine's options, system,
+                 force, chunk_tokens), the file's name and text)
+
+Only a complete answer is kept (its stream returned an Outcome), and only one without an
+intent's check (a refactor's verdict is the check of that run, and is made again). An entry
+is JSON and is used only when it is exactly that, for that key: a damaged or foreign file
+is a miss. When the cache cannot be written, the command says so once and goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..events import Stats
+from ..models.cachefile import warn_stderr, write_cache_file
+from .outcome import Outcome
+
+
+@dataclass(frozen=True)
+class Entry:
+    text: str
+    notes: tuple[str, ...]
+    tokens: int | None  # the file's tokens (a rewrite's record)
+
+
+def job_key(*parts: object) -> str:
+    """The key of a job from its parts (each given by its repr: frozen dataclasses of plain
+    values, the same in every process)."""
+    model = parts[0]
+    stat = ""
+    if isinstance(model, str) and os.path.exists(model):  # a model given by its path: its file's state
+        st = os.stat(model)
+        stat = f"{st.st_size}|{st.st_mtime_ns}"
+    text = json.dumps([__version__, stat, *(repr(p) for p in parts)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class AnswerCache:
+    def __init__(self, directory: Path, warn: Callable[[str], None] = warn_stderr):
+        self.directory = directory
+        self._warn = warn
+        self._unwritable = False
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Entry | None:
+        try:
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        ok = isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("text"), str)
+        notes, tokens = entry.get("notes", []) if ok else [], entry.get("tokens") if ok else None
+        if not ok or not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            return None
+        return Entry(entry["text"], tuple(notes), tokens if type(tokens) is int else None)
+
+    def put(self, key: str, outcome: Outcome, tokens: int | None) -> None:
+        if self._unwritable or outcome.verdict is not None:
+            return
+        entry = {"key": key, "text": outcome.text, "notes": list(outcome.notes), "tokens": tokens}
+        try:
+            write_cache_file(self._path(key), json.dumps(entry))
+        except OSError as exc:
+            self._unwritable = True
+            self._warn(f"cannot write the answer cache ({exc}); going on without it")
+
+    def kept(self, key: str, stream: Generator, tokens: int | None) -> Generator:
+        """`stream`, its Outcome kept under `key` when it completes."""
+        outcome = yield from stream
+        self.put(key, outcome, tokens)
+        return outcome
+
+
+def replay(entry: Entry) -> Generator:
+    """A stream with no run that returns the kept answer (its figures: no pass)."""
+    return Outcome(text=entry.text, stats=[_none()], notes=list(entry.notes))
+    yield  # a generator: nothing to yield
+
+
+def _none() -> Stats:
+    return Stats(prompt_tokens=0, completion_tokens=0, forward_passes=0, prefill_seconds=0.0,
+                 decode_seconds=0.0, stop_reason="cached")  # fmt: skip

@@ -1,0 +1,94 @@
+"""`pedit daemon`: the resident models of this user (resident/): `status` shows each one's
+model, memory, idle time and queue; `stop` stops them. A command starts one when it needs a
+model; it goes after the keep-alive (keep_alive, PEDIT_KEEP_ALIVE: 5 minutes by default)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..resident.client import ResidentUnavailable, ask, residents
+
+app = typer.Typer(help="The resident model: `pedit daemon status`, `pedit daemon stop`.")
+
+
+def _found() -> list[dict]:
+    out = []
+    for key in residents():
+        try:
+            status = ask(key, "status")
+        except ResidentUnavailable:
+            continue  # stale, or another version's: the next command cleans it up
+        if isinstance(status, dict):
+            out.append({"key": key, **status})
+    return out
+
+
+@app.callback(invoke_without_command=True)
+def daemon_group(ctx: typer.Context):
+    """The resident model: `pedit daemon status`, `pedit daemon stop`."""
+    if ctx.invoked_subcommand is None:
+        status()
+
+
+@app.command("status")
+def status(
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON.", show_default=False),
+):
+    """Show each resident model: its model, memory, idle time, keep-alive and queue."""
+    found = _found()
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    console = Console()
+    if not found:
+        console.print("no resident model (a command starts one; keep_alive 0 turns it off)")
+        return
+    table = Table(title="pedit daemon", title_justify="left")
+    right = ("pid", "memory", "queue", "served")
+    for column in ("pid", "model", "backend", "memory", "idle", "keeps it", "busy", "queue", "served"):
+        table.add_column(column, justify="right" if column in right else "left")
+    for s in found:
+        keep = "forever" if s["keep_alive"] < 0 else _duration(s["keep_alive"])
+        table.add_row(
+            str(s["pid"]), s["model"], s["backend"], f"{s['rss_bytes'] / 1e6:,.0f} MB",
+            _duration(s["idle_seconds"]), keep, "yes" if s["busy"] else "no", str(s["queue"]),
+            str(s["served"]),
+        )  # fmt: skip
+    console.print(table)
+
+
+@app.command("stop")
+def stop():
+    """Stop every resident model of this user (a request running finishes first)."""
+    stopped = []
+    for key in residents():
+        try:
+            pid = ask(key, "stop")
+        except ResidentUnavailable:
+            continue
+        stopped.append(pid)
+    deadline = time.monotonic() + 30
+    while any(key for key in residents() if _answers(key)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    typer.echo(f"stopped {len(stopped)} resident model{'s' if len(stopped) != 1 else ''}")
+
+
+def _answers(key: str) -> bool:
+    try:
+        ask(key, "status")
+    except ResidentUnavailable:
+        return False
+    return True
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,242 @@
+"""The resident process: one model kept loaded for one user and load settings, answering
+the requests of pedit's commands over a Unix socket (protocol.py), until it has been idle
+for the keep-alive.
+
+    python -m pedit.resident.server '<LoadSettings as JSON>' KEEP_ALIVE_SECONDS
+
+The client starts it (client.py) in its own session, in `/`, with no config layer of its
+starter's: each request carries the settings it was made with (the template, the
+instruction, the engine's options), and the resident adds only its model and cost model.
+It never opens a user's file: the client reads the file, sends its text, and writes the
+answer after its own checks.
+
+One request runs at a time (one model); up to QUEUE more wait, and one beyond gets a
+Failure("busy"). A status or stop request is answered at once, from its own thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from . import protocol
+from .protocol import Failure, LoadSettings, ProtocolError, Request
+
+QUEUE = 4  # requests that may wait for the model
+POLL = 0.5  # seconds between checks of the keep-alive
+
+
+@dataclass
+class State:
+    load: LoadSettings
+    keep_alive: float  # seconds idle before it exits; < 0: never
+    loaded: object = None  # app.loading.Loaded
+    described: dict = field(default_factory=dict)  # the backend's name and device, for the client's legend
+    started: float = field(default_factory=time.time)
+    last: float = field(default_factory=time.monotonic)  # the last request's end (or start-up)
+    waiting: int = 0  # requests waiting for the model, and the one running
+    served: int = 0
+    stopping: bool = False
+    model_lock: threading.Lock = field(default_factory=threading.Lock)
+    count_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def idle(self) -> float:
+        return 0.0 if self.waiting else time.monotonic() - self.last
+
+    def status(self) -> dict:
+        return {
+            "pid": os.getpid(), "version": __version__, "model": self.load.model,
+            "backend": self.load.backend, "n_ctx": self.load.n_ctx, "threads": self.load.threads,
+            "rss_bytes": _rss(), "idle_seconds": round(self.idle(), 1), "busy": self.waiting > 0,
+            "queue": max(0, self.waiting - 1), "served": self.served, "keep_alive": self.keep_alive,
+            "uptime_seconds": round(time.time() - self.started, 1),
+        }  # fmt: skip
+
+
+def _rss() -> int:
+    """The resident's resident set size, in bytes (Linux; 0 where /proc has none)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def load_model(load: LoadSettings):
+    """The model and its cost model, from the load settings alone (no config file, no
+    environment layer: config.resolve over nothing but them)."""
+    from ..app import config
+    from ..app.loading import load_with_cost
+    from ..models.progress import quietly
+
+    given = {"model": load.model, "backend": load.backend, "n_ctx": load.n_ctx, "threads": load.threads,
+             "speculate": "off" if load.speculate_off else "auto"}  # fmt: skip
+    settings = config.resolve(given, env={}, path=Path(os.devnull), project=None)
+    return quietly(load_with_cost(settings))
+
+
+def answer(state: State, conn: socket.socket, req: Request) -> None:
+    """Run one request on the model, its events streamed; the client gone (closed, or
+    Ctrl-C on its side) stops it at the next event."""
+    from ..app import wholefile
+    from ..app.jobs import Job
+    from ..app.refactor import rewrite
+    from ..machine import calibration
+    from .failures import failure
+
+    loaded = state.loaded
+    job = Job(
+        backend=loaded.backend, template=req.template, instruction=req.instruction,
+        options=req.options.costed(loaded.cost), system=req.system, force=req.force,
+        chunk_tokens=req.chunk_tokens,
+    )  # fmt: skip
+    stream = None
+    try:
+        tokens = loaded.backend.count_tokens(req.text) if req.count else None
+        pieces = len(job.pieces(req.text, req.name, req.kind)) if req.kind == "summary" else 1
+        protocol.send_message(conn, "ready", {"tokens": tokens, "pieces": pieces})
+        if req.kind == "summary":
+            stream = wholefile.summarize(job, req.text, req.name)
+        else:
+            stream = rewrite(job, req.text, req.name, req.spans)
+        while True:
+            try:
+                ev = next(stream)
+            except StopIteration as done:
+                protocol.send_message(conn, "outcome", done.value)
+                return
+            protocol.send_message(conn, "event", ev)
+    except (BrokenPipeError, ConnectionError, ProtocolError):
+        return  # the client went away: the request ends here
+    except Exception as exc:  # the request's failure, as the client raises it
+        with contextlib.suppress(OSError):
+            protocol.send_message(conn, "error", failure(exc))
+    finally:
+        if stream is not None:
+            stream.close()
+        with contextlib.suppress(Exception):
+            calibration.keep(loaded.cost)  # this request's passes, for the next plans
+
+
+def handle(state: State, conn: socket.socket) -> None:
+    """One connection: the hello, then one message."""
+    with conn:
+        try:
+            hi = protocol.receive_json(conn)
+            if hi.get("version") != __version__ or hi.get("key") != state.load.key():
+                protocol.send_json(conn, {"ok": False, "why": f"pedit {__version__} for {state.load.key()}"})
+                # another version's client for this key: this one goes, and the client starts its own
+                state.stopping = hi.get("key") == state.load.key()
+                return
+            protocol.send_json(conn, {"ok": True, "pid": os.getpid(), **state.described})
+            kind, value = protocol.receive_message(conn)
+        except (ProtocolError, OSError):
+            return
+        try:
+            if kind == "status":
+                protocol.send_message(conn, "status", state.status())
+            elif kind == "stop":
+                state.stopping = True
+                protocol.send_message(conn, "stopped", os.getpid())
+            elif kind == "answer" and isinstance(value, Request):
+                queued(state, conn, value)
+            else:
+                protocol.send_message(conn, "error", Failure("other", f"unknown request {kind!r}"))
+        except OSError:
+            return
+
+
+def queued(state: State, conn: socket.socket, req: Request) -> None:
+    with state.count_lock:
+        if state.stopping:  # the client waits for it to go and starts another
+            protocol.send_message(conn, "error", Failure("stopping", "the resident model is stopping"))
+            return
+        if state.waiting > QUEUE:
+            full = Failure("busy", f"the resident model has {state.waiting - 1} requests waiting; try again")
+            protocol.send_message(conn, "error", full)
+            return
+        state.waiting += 1
+    try:
+        with state.model_lock:
+            answer(state, conn, req)
+            state.served += 1
+    finally:
+        with state.count_lock:
+            state.waiting -= 1
+            state.last = time.monotonic()
+            if req.keep_alive is not None:
+                state.keep_alive = req.keep_alive
+
+
+def serve(load: LoadSettings, keep_alive: float) -> int:
+    """Hold the key's lock, load the model, listen until idle past the keep-alive (or told
+    to stop). Exit 0 when another resident holds the lock (it won the start)."""
+    key = load.key()
+    lock = open(protocol.lock_path(key), "a")  # noqa: SIM115 (held for the process's life)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0
+    state = State(load=load, keep_alive=keep_alive)
+    failed = protocol.runtime_dir() / f"{key}.failed"
+    failed.unlink(missing_ok=True)
+    try:
+        state.loaded = load_model(load)
+    except Exception as exc:  # the client raises it as an in-process load would (same line, same code)
+        from .failures import failure
+
+        f = failure(exc)
+        entry = {"kind": f.kind, "message": f.message, "code": f.code, "extra": f.extra}
+        failed.write_text(json.dumps(entry))
+        return int(f.code)
+    from ..machine import build
+
+    state.described = {"backend": state.loaded.backend.name, "device": build.device(state.loaded.backend)}
+    path = protocol.socket_path(key)
+    path.unlink(missing_ok=True)  # a stale one (its resident died): the lock says none is alive
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    listener.settimeout(POLL)
+    state.last = time.monotonic()
+    try:
+        while not state.stopping and (state.keep_alive < 0 or state.idle() < state.keep_alive):
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(None)
+            threading.Thread(target=handle, args=(state, conn), daemon=True).start()
+        with state.model_lock:  # the request running ends first
+            pass
+    finally:
+        with contextlib.suppress(OSError):
+            if path.exists() and path.stat().st_ino == os.fstat(listener.fileno()).st_ino:
+                path.unlink()
+        with contextlib.suppress(OSError):
+            path.unlink()
+        listener.close()
+        state.loaded.close()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # its starter's terminal closing is not its end
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    load = LoadSettings(**json.loads(argv[1]))
+    return serve(load, float(argv[2]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

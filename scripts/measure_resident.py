@@ -1,0 +1,88 @@
+"""What the resident model and the answer cache save a user, command by command: the real
+CLI, a new process per command, as a user types it, with the default model.
+
+    python scripts/measure_resident.py [--repeats 3] [FILE]
+
+For FILE (default: examples/essay.md, copied to a temporary folder; a one-line file too),
+each round times, in a user cache and runtime directory of its own:
+  load each time   PEDIT_KEEP_ALIVE=0, no answer cache: every command loads its model
+  first command    the resident started by it (none running before)
+  warm             the resident running; the file changed by one word, so the model runs
+  answered before  the same command on the same file: the answer cache, no model
+and prints the medians, with the machine's CPU. Nothing else should run meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from pedit.machine.calibration import cpu_name  # noqa: E402
+from pedit.machine.cpus import usable_cpus  # noqa: E402
+
+PEDIT = [sys.executable, "-m", "pedit"]
+
+
+def timed(args: list[str], cwd: Path, env: dict) -> float:
+    t = time.perf_counter()
+    done = subprocess.run([*PEDIT, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if done.returncode not in (0, 1):
+        sys.exit(f"pedit {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    return seconds
+
+
+def one_round(source: Path, home: Path) -> dict[str, float]:
+    work = home / "work"
+    work.mkdir()
+    text = source.read_text()
+    env = os.environ | {"XDG_RUNTIME_DIR": str(home / "run"), "PEDIT_KEEP_ALIVE": "300"}
+    env |= {"XDG_CACHE_HOME": str(home / "cache"), "PEDIT_ANSWER_CACHE": "on"}
+    cache = home / "cache" / "pedit"
+    cache.mkdir(parents=True)
+    (cache / "models").symlink_to(Path.home() / ".cache" / "pedit" / "models", target_is_directory=True)
+    for d in ("builds", "costs", "vocab", "prefixes"):  # the cost model and caches a user has after a command
+        if (Path.home() / ".cache" / "pedit" / d).is_dir():
+            shutil.copytree(Path.home() / ".cache" / "pedit" / d, cache / d)
+    f = work / source.name
+    args = ["fix", f.name, "--stdout"]
+    out = {}
+    f.write_text(text)
+    off = env | {"PEDIT_KEEP_ALIVE": "0", "PEDIT_ANSWER_CACHE": "off"}
+    out["load each time"] = timed(args, work, off)
+    f.write_text(text.replace("the", "teh", 1))  # another file: the answer cache has none
+    out["first command"] = timed(args, work, env)
+    f.write_text(text.replace("the", "thhe", 1))
+    out["warm"] = timed(args, work, env)
+    out["answered before"] = timed(args, work, env)
+    subprocess.run([*PEDIT, "daemon", "stop"], env=env, capture_output=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file", nargs="?", type=Path, default=ROOT / "examples" / "essay.md")
+    ap.add_argument("--repeats", type=int, default=3)
+    a = ap.parse_args()
+    rounds = []
+    for _ in range(a.repeats):
+        with tempfile.TemporaryDirectory(prefix="pr", dir="/tmp") as home:
+            rounds.append(one_round(a.file, Path(home)))
+    print(f"{a.file.name}, pedit fix --stdout, default model; {cpu_name()}, {usable_cpus()} cores; "
+          f"medians of {a.repeats} rounds (python scripts/measure_resident.py)")  # fmt: skip
+    print("| command | seconds |\n|---|---:|")
+    for k in rounds[0]:
+        print(f"| {k} | {statistics.median(r[k] for r in rounds):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

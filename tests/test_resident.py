@@ -1,0 +1,331 @@
+"""Issue 56: the resident model. Real processes and a real Unix socket: the CLI as a user
+runs it (a new process per command), the resident process the first command starts, and
+`pedit daemon`. Answers are compared on the reference backend (its answer depends only on
+the prefix, so the resident's must equal an in-process run's exactly); the tiny llama.cpp
+model shows the real backend resident."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from pedit.app import config
+from pedit.cli.answerers import resident_for
+from pedit.resident import protocol
+
+PEDIT = [sys.executable, "-m", "pedit"]
+REF = ["-b", "reference"]
+ESSAY = "Their is a eror in this sentance.\n\nAnother paragraph, with a tipo.\n"
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    """A short runtime directory (a socket's path has at most 107 bytes), the resident on;
+    every resident the test started is stopped after it."""
+    run = Path(tempfile.mkdtemp(prefix="pr", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("PEDIT_KEEP_ALIVE", "120")
+    yield run
+    subprocess.run([*PEDIT, "daemon", "stop"], capture_output=True, timeout=60)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+def pedit(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*PEDIT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=os.environ | env
+    )
+
+
+def answer(stdout: str, as_json: bool) -> str:
+    """The command's answer: --json's records without their figures (times differ)."""
+    if not as_json:
+        return stdout
+    return json.dumps([{k: v for k, v in r.items() if k != "stats"} for r in json.loads(stdout)])
+
+
+def daemons() -> list[dict]:
+    done = subprocess.run([*PEDIT, "daemon", "status", "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def gone(pid: int, within: float = 30.0) -> bool:
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fix", "a.md", "--stdout"],
+        ["edit", "a.md", "Make it formal.", "--stdout"],
+        ["summarize", "a.md"],
+        ["fix", "a.md", "--json"],
+    ],
+)
+def test_the_resident_answers_as_a_model_loaded_in_the_command_would(tmp_path, runtime, args):
+    (tmp_path / "a.md").write_text(ESSAY)
+    here = pedit(*args, *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    there = pedit(*args, *REF, cwd=tmp_path)
+    again = pedit(*args, *REF, cwd=tmp_path)  # the same resident, its caches warm
+    answers = {(d.returncode, answer(d.stdout, "--json" in args)) for d in (here, there, again)}
+    assert len(answers) == 1
+    (found,) = daemons()
+    assert found["served"] == 2 and found["backend"] == "reference" and found["version"]
+
+
+def test_a_written_file_is_the_same_and_the_resident_never_opens_it(tmp_path, runtime):
+    for d in ("here", "there"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "a.md").write_text(ESSAY)
+    assert pedit("fix", "a.md", "-y", *REF, cwd=tmp_path / "here", PEDIT_KEEP_ALIVE="0").returncode == 0
+    assert pedit("fix", "a.md", "-y", *REF, cwd=tmp_path / "there").returncode == 0
+    assert (tmp_path / "there" / "a.md").read_bytes() == (tmp_path / "here" / "a.md").read_bytes()
+    (found,) = daemons()
+    opened = [os.readlink(f"/proc/{found['pid']}/fd/{fd}") for fd in os.listdir(f"/proc/{found['pid']}/fd")]
+    assert not [p for p in opened if str(tmp_path) in p]
+    assert Path(f"/proc/{found['pid']}/cwd").resolve() == Path("/")  # not its starter's directory
+
+
+def test_the_tiny_llama_cpp_model_stays_loaded_between_commands(tmp_path, runtime, tiny_gguf):
+    (tmp_path / "a.md").write_text(ESSAY)
+    args = ["fix", "a.md", "--stdout", "-m", str(tiny_gguf), "-b", "llama.cpp", "--max-tokens", "8"]
+    first = pedit(*args, "--stats-json", "s1.json", cwd=tmp_path)
+    second = pedit(*args, "--stats-json", "s2.json", cwd=tmp_path)
+    assert first.returncode in (0, 5) and second.returncode == first.returncode, first.stderr + second.stderr
+    (found,) = daemons()
+    assert found["served"] == 2 and found["backend"] == "llama.cpp" and found["rss_bytes"] > 0
+    assert found["model"] == str(tiny_gguf) and not found["busy"] and found["queue"] == 0
+    stats = json.loads((tmp_path / "s2.json").read_text())
+    assert stats["device"].startswith("cpu")  # the resident's backend, named as an in-process run names it
+
+
+def test_the_prompts_shared_start_stays_in_memory(tmp_path, runtime):
+    """The second command reads none of the start its prompt shares with the first (chat
+    template, system prompt, instruction): the resident holds it in memory. The file's part
+    is read again, as every command reads it (jobs.Job._events: what ran before never
+    changes how a prompt is read)."""
+    (tmp_path / "a.md").write_text(ESSAY)
+    (tmp_path / "b.md").write_text(ESSAY.replace("tipo", "typo"))
+    args = ["edit", "Make it formal.", "--stdout", *REF, "--no-prompt-cache"]  # none on disk
+    first = pedit(args[0], "a.md", *args[1:], "--stats-json", "1.json", cwd=tmp_path)
+    second = pedit(args[0], "b.md", *args[1:], "--stats-json", "2.json", cwd=tmp_path)
+    assert first.returncode == second.returncode == 0
+    one, two = (json.loads((tmp_path / f"{i}.json").read_text()) for i in (1, 2))
+    assert one["cached_tokens"] == 0 < two["cached_tokens"] < two["prompt_tokens"]
+
+
+def test_status_shows_it_and_stop_stops_it(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    assert daemons() == []
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path).returncode == 0
+    (found,) = daemons()
+    assert found["keep_alive"] == 120 and found["idle_seconds"] >= 0
+    wide = os.environ | {"COLUMNS": "200"}
+    shown = subprocess.run([*PEDIT, "daemon", "status"], capture_output=True, text=True, timeout=60, env=wide)
+    assert str(found["pid"]) in shown.stdout and "reference" in shown.stdout
+    stopped = subprocess.run([*PEDIT, "daemon", "stop"], capture_output=True, text=True, timeout=60)
+    assert stopped.stdout.strip() == "stopped 1 resident model"
+    assert gone(found["pid"]) and daemons() == []
+    assert not list(runtime.glob("pedit/*.sock"))
+
+
+def test_it_exits_after_the_keep_alive(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="1s").returncode == 0
+    (found,) = daemons()
+    assert found["keep_alive"] == 1 and gone(found["pid"], within=20)
+
+
+def test_keep_alive_zero_starts_no_resident(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").returncode == 0
+    assert daemons() == [] and not list(runtime.glob("pedit/*.sock"))
+
+
+def test_a_bad_keep_alive_is_a_usage_error(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    done = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="soon")
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "env PEDIT_KEEP_ALIVE: must be seconds or a duration like 90s, 5m, 2h (got 'soon')"
+    )
+
+
+def test_a_stale_socket_is_removed_and_a_new_resident_answers(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    expected = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").stdout
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path).returncode == 0
+    (old,) = daemons()
+    os.kill(old["pid"], signal.SIGKILL)
+    assert gone(old["pid"]) and list(runtime.glob("pedit/*.sock"))  # left behind
+    done = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == expected
+    assert "removed a stale resident socket" in done.stderr
+    (new,) = daemons()
+    assert new["pid"] != old["pid"]
+
+
+def test_two_clients_starting_at_once_end_with_one_resident(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    expected = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").stdout
+    both = [
+        subprocess.Popen([*PEDIT, "fix", "a.md", "--stdout", *REF], cwd=tmp_path, stdout=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=300)[0].decode() for p in both]
+    assert [p.returncode for p in both] == [0, 0] and outs == [expected, expected]
+    (found,) = daemons()
+    assert found["served"] == 2
+
+
+def test_a_resident_of_another_version_is_replaced(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    expected = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").stdout
+    load = resident_for(config.resolve({"backend": "reference"}))
+    old = "import sys, pedit.resident.server as s; s.__version__ = '0.0-old'; sys.exit(s.main(sys.argv))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", old, json.dumps(load.__dict__), "120"], start_new_session=True, cwd="/"
+    )
+    sock = runtime / "pedit" / f"{load.key()}.sock"
+    deadline = time.monotonic() + 60
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == expected
+    assert "another pedit" in done.stderr
+    assert proc.wait(timeout=60) == 0  # the old one went
+    (found,) = daemons()
+    assert found["pid"] != proc.pid and found["version"] != "0.0-old"
+
+
+def test_a_model_that_does_not_load_fails_as_it_does_without_a_resident(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    args = ["fix", "a.md", "--stdout", "-b", "llama.cpp", "-m", str(tmp_path / "missing.gguf")]
+    here = pedit(*args, cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    there = pedit(*args, cwd=tmp_path)
+    assert here.returncode == there.returncode == 3
+    assert there.stderr.strip().splitlines()[-1] == here.stderr.strip().splitlines()[-1]
+    assert daemons() == []
+
+
+def test_a_resident_killed_mid_request_leaves_the_file_to_this_process(tmp_path, runtime, monkeypatch):
+    """The client says so in one line and runs the file here: the same answer, written
+    after its checks as ever."""
+    from typer.testing import CliRunner
+
+    from pedit.cli.app import app
+    from pedit.resident import client
+
+    (tmp_path / "a.md").write_text(ESSAY)
+    (tmp_path / "b.md").write_text(ESSAY)
+    assert pedit("fix", "b.md", "-y", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").returncode == 0
+    begin = client.Resident.begin
+
+    def killed(self, req):
+        begun = begin(self, req)
+        os.kill(self.info["pid"], signal.SIGKILL)  # it began, and dies before its answer
+        gone(self.info["pid"])
+        return begun
+
+    monkeypatch.setattr(client.Resident, "begin", killed)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["fix", "a.md", "-y", *REF])
+    assert result.exit_code == 0, result.output
+    assert "the resident model stopped in the middle of a.md" in result.output
+    assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
+
+
+def test_the_command_imports_no_numpy_when_its_model_is_resident(tmp_path, runtime):
+    (tmp_path / "a.md").write_text(ESSAY)
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path).returncode == 0  # started
+    probe = (
+        "import sys, atexit\n"
+        "heavy = ('numpy', 'llama_cpp', 'torch')\n"
+        "seen = lambda: repr([m for m in heavy if m in sys.modules])\n"
+        "atexit.register(lambda: open('imported.json', 'w').write(seen()))\n"
+        "sys.argv = ['pedit', 'fix', 'a.md', '--stdout', '-b', 'reference']\n"
+        "from pedit.cli.app import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "imported.json").read_text() == "[]"
+
+
+def test_the_runtime_directory_must_be_private(tmp_path, monkeypatch):
+    run = Path(tempfile.mkdtemp(prefix="pr", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    (run / "pedit").mkdir(mode=0o755)
+    (run / "pedit").chmod(0o755)
+    with pytest.raises(protocol.ProtocolError, match="not a private directory"):
+        protocol.runtime_dir()
+    (run / "pedit").chmod(0o700)
+    assert protocol.runtime_dir() == run / "pedit"
+    shutil.rmtree(run)
+
+
+def test_frames_round_trip_and_a_broken_peer_is_an_error():
+    import socket
+
+    a, b = socket.socketpair()
+    with a, b:
+        protocol.send_message(a, "event", {"x": [1, 2, 3]})
+        assert protocol.receive_message(b) == ("event", {"x": [1, 2, 3]})
+        a.sendall(protocol.HEADER.pack(protocol.MAX_FRAME + 1))
+        with pytest.raises(protocol.ProtocolError, match="a frame of"):
+            protocol.receive(b)
+        a.sendall(protocol.HEADER.pack(5) + b"nope!")
+        with pytest.raises(protocol.ProtocolError, match="cannot be read"):
+            protocol.receive_message(b)
+        a.close()
+        with pytest.raises(protocol.ProtocolError, match="closed"):
+            protocol.receive(b)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("300", 300.0), ("90s", 90.0), ("5m", 300.0), ("2h", 7200.0),
+                                              ("0", 0.0), ("-1", -1.0), (" 1.5m ", 90.0)])  # fmt: skip
+def test_keep_alive_reads_as_ollama_reads_its_own(text, seconds):
+    assert config.duration(text) == seconds
+    assert config.resolve({}, env={"PEDIT_KEEP_ALIVE": text}, project=None).keep_alive == seconds
+
+
+def test_the_hook_asks_the_resident_model_and_loads_none_itself(tmp_path, runtime):
+    """Two commits in two repositories (no hook cache hit between them): the hook loads no
+    model in either, the resident answers both, and what is committed is what a hook that
+    loads its own model commits."""
+    from test_hook import COPYING, NOTES, commit, committed, install, make_repo, sh
+
+    repos = {}
+    for name, keep in (("here", "0"), ("a", "120"), ("b", "120")):
+        repo = make_repo(tmp_path / name, extra="restage = true\n", pyproject=COPYING)
+        install(repo)
+        text = NOTES if name != "b" else NOTES.replace("fox", "cat")
+        (repo / "notes.md").write_text(text)
+        sh("git", "add", "notes.md", cwd=repo)
+        done = commit(repo, env={"PEDIT_KEEP_ALIVE": keep, "XDG_CACHE_HOME": str(tmp_path / f"cache-{name}")})
+        assert done.returncode == 0, done.stderr
+        assert ("loading" in done.stderr) == (keep == "0")
+        repos[name] = repo
+    assert committed(repos["a"], "notes.md") == committed(repos["here"], "notes.md")
+    (found,) = daemons()
+    assert found["served"] == 2
