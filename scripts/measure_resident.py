@@ -10,6 +10,10 @@ command), then times it, in a user cache and runtime directory of its own:
   first command    the resident started by it (none running before), no answer cache
   warm             the resident running; the answer cache has no answer: the model runs
   answered before  the same again: the answer cache's, no model
+  one paragraph changed   a word added to the last paragraph: that piece runs, the
+                   others are the answers kept from before
+--long: FILE is the corpus's plain-text prose files, one after another, to about 800 words
+(a file the fix cuts in a dozen runs).
 and prints the medians, with the machine's CPU. Nothing else should run meanwhile.
 """
 
@@ -63,6 +67,8 @@ def one_round(source: Path, home: Path) -> dict[str, float]:
     out["first command"] = timed(args, work, off | {"PEDIT_KEEP_ALIVE": "300"})  # starts the resident
     out["warm"] = timed(args, work, env)  # the resident; the answer cache has none: the model runs
     out["answered before"] = timed(args, work, env)
+    f.write_text(text.rstrip() + " Indeed.\n")  # the last paragraph's piece changes
+    out["one paragraph changed"] = timed(args, work, env)  # its piece runs; the others' answers are kept
     subprocess.run([*PEDIT, "daemon", "stop"], env=env, capture_output=True)
     return out
 
@@ -71,12 +77,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "examples" / "essay.md")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--long", action="store_true", help="the corpus's prose .txt files as one file")
     a = ap.parse_args()
+    if a.long:
+        texts = []
+        for p in sorted((ROOT / "pedit" / "bench" / "corpus").glob("*.txt")):
+            if sum(len(t.split()) for t in texts) < 800:  # about 800 words: a dozen runs
+                texts.append(p.read_text().strip())
+        joined = "\n\n".join(texts) + "\n"
+        a.file = Path(tempfile.mkdtemp(prefix="pr", dir="/tmp")) / "long.txt"
+        a.file.write_text(joined)
     rounds = []
     for _ in range(a.repeats):
         with tempfile.TemporaryDirectory(prefix="pr", dir="/tmp") as home:
             rounds.append(one_round(a.file, Path(home)))
-    print(f"{a.file.name}, pedit fix --stdout, default model; {cpu_name()}, {usable_cpus()} cores; "
+    words = len(a.file.read_text().split())
+    print(f"{a.file.name} ({words} words), pedit fix --stdout, default model; {cpu_name()}, "
+          f"{usable_cpus()} cores; "
           f"medians of {a.repeats} rounds (python scripts/measure_resident.py)")  # fmt: skip
     print("| command | seconds |\n|---|---:|")
     for k in rounds[0]:

@@ -38,7 +38,8 @@ def passes(stats: Path) -> int:
 
 def test_the_same_command_on_the_same_file_answers_again_with_no_model(tmp_path):
     (tmp_path / "a.md").write_text(ESSAY)
-    first = pedit("fix", "a.md", "--stdout", *REF, "--stats-json", "1.json", cwd=tmp_path)
+    args = ["fix", "a.md", "--stdout", *REF, "--no-spelling"]  # the reference model copies: every piece whole
+    first = pedit(*args, "--stats-json", "1.json", cwd=tmp_path)
     second = pedit("fix", "a.md", "--stdout", *REF, "--stats-json", "2.json", cwd=tmp_path)
     assert first.returncode == second.returncode == 0 and second.stdout == first.stdout
     assert passes(tmp_path / "1.json") > 0 and passes(tmp_path / "2.json") == 0
@@ -124,3 +125,22 @@ def test_the_key_is_the_same_in_every_process(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True) for _ in range(2)]
     keys = {r.stdout for r in runs}
     assert len(keys) == 1 and keys.pop().strip() == job_key("m", ("a", 1.5), None, "text")
+
+
+def test_a_file_cut_in_runs_runs_only_the_pieces_that_changed(tmp_path):
+    """One word changed in one paragraph of a file the fix cuts in runs: that paragraph's
+    piece runs, the others are the answers kept from before, and the file is what a run
+    with no cache writes."""
+    (tmp_path / "pyproject.toml").write_text("[tool.pedit]\nchunk_tokens = 16\n")
+    paragraphs = [f"Paragraph {i} has a sentance about the {w} and it's meaning." for i, w in
+                  enumerate(["sea", "hills", "town", "river", "forest", "sky"])]  # fmt: skip
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    args = ["fix", "a.md", "--stdout", *REF, "--no-spelling"]  # the reference model copies: every piece whole
+    first = pedit(*args, "--stats-json", "1.json", cwd=tmp_path)
+    assert first.returncode == 0 and json.loads((tmp_path / "1.json").read_text())["runs"] == 6
+    paragraphs[3] = paragraphs[3].replace("river", "stream")
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    second = pedit(*args, "--stats-json", "2.json", cwd=tmp_path)
+    fresh = pedit(*args, cwd=tmp_path, PEDIT_ANSWER_CACHE="off")
+    assert second.returncode == 0 and json.loads((tmp_path / "2.json").read_text())["runs"] == 1
+    assert second.stdout == fresh.stdout

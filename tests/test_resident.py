@@ -329,3 +329,19 @@ def test_the_hook_asks_the_resident_model_and_loads_none_itself(tmp_path, runtim
     assert committed(repos["a"], "notes.md") == committed(repos["here"], "notes.md")
     (found,) = daemons()
     assert found["served"] == 2
+
+
+def test_the_resident_runs_only_the_pieces_that_changed(tmp_path, runtime, monkeypatch):
+    monkeypatch.setenv("PEDIT_ANSWER_CACHE", "on")
+    (tmp_path / "pyproject.toml").write_text("[tool.pedit]\nchunk_tokens = 16\n")
+    paragraphs = [f"Paragraph {i} is about the {w}." for i, w in enumerate(["sea", "hills", "town"])]
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    args = ["fix", "a.md", "--stdout", *REF, "--no-spelling"]
+    assert pedit(*args, "--stats-json", "1.json", cwd=tmp_path).returncode == 0
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs).replace("hills", "dales") + "\n")
+    second = pedit(*args, "--stats-json", "2.json", cwd=tmp_path)
+    fresh = pedit(*args, cwd=tmp_path, PEDIT_ANSWER_CACHE="off", PEDIT_KEEP_ALIVE="0")
+    assert second.returncode == 0 and second.stdout == fresh.stdout
+    assert [json.loads((tmp_path / f"{i}.json").read_text())["runs"] for i in (1, 2)] == [3, 1]
+    (found,) = daemons()
+    assert found["served"] == 2

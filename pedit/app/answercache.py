@@ -6,8 +6,11 @@ hook/cache.py).
                  settings, the job (template, instruction, the engine's options, system,
                  force, chunk_tokens), the file's name and text)
 
-Only a complete answer is kept (its stream returned an Outcome), and only one without an
-intent's check (a refactor's verdict is the check of that run, and is made again). An entry
+A file cut in runs keeps each piece's answer too (wholefile.rewrite), keyed by the model,
+the job and the piece's request and grammar: a file with one paragraph changed runs that
+paragraph's piece alone. Only a complete answer is kept (its stream returned an Outcome,
+a piece its run's answer that the guard let through), and only one without an intent's
+check (a refactor's verdict is the check of that run, and is made again). An entry
 is JSON and is used only when it is exactly that, for that key: a damaged or foreign file
 is a miss. When the cache cannot be written, the command says so once and goes on.
 """
@@ -75,6 +78,10 @@ class AnswerCache:
         except OSError as exc:
             self._unwritable = True
             self._warn(f"cannot write the answer cache ({exc}); going on without it")
+
+    def put_text(self, key: str, text: str) -> None:
+        """A piece's answer (wholefile.rewrite: a file cut in runs)."""
+        self.put(key, Outcome(text=text, stats=[]), None)
 
     def kept(self, key: str, stream: Generator, tokens: int | None) -> Generator:
         """`stream`, its Outcome kept under `key` when it completes."""

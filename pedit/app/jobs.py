@@ -48,6 +48,9 @@ class Job:
     # tokens a run, and off by default since the quality report measured it buying nothing
     # (the 16 fix tasks: 0.75 with and without; the `+partnote` lever turns it on)
     part_note: bool = False
+    # the answer cache (answercache.py), when on: a file cut in runs keeps each piece's answer,
+    # and a piece answered before is not run again (wholefile.rewrite)
+    answers: object = None
     # stem()'s prompt for no file, per kind (not copied by replace(): another job, another prompt)
     _bare: dict[str, list[int]] = field(default_factory=dict, init=False, compare=False, repr=False)
 

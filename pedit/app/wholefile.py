@@ -15,6 +15,7 @@ from ..tools import dialect, skeleton
 from ..tools.skeleton import Skeleton
 from ..tools.skeleton import grammar as skeleton_grammar
 from . import chunking
+from .answercache import job_key
 from .codelayout import keep_code_layout
 from .jobs import Job
 from .outcome import Answering, Outcome
@@ -56,6 +57,12 @@ def rewrite(
             continue
         req = job.request(piece, name, part, drafts[i] if drafts else None)
         whole = spans is None and len(segments) == 1
+        keyed = job.answers is not None and not whole and spans is None
+        key = _piece_key(job, req, forced) if keyed else None
+        kept = job.answers.get(key) if key else None
+        if kept is not None:  # this piece was answered before, as it is now: no run
+            outs.append(kept.text)
+            continue
         try:
             label = f"{name} {part}".strip()
             fin = yield from job.run_one(req, "rewrite", label, whole=whole, score=drafts is None, forced=forced)
@@ -70,11 +77,24 @@ def rewrite(
         if refusal:
             notes.append(f"{part}: kept as it was ({refusal.reason})")
             out = piece
+        elif key:
+            job.answers.put_text(key, out)
         outs.append(out)
         stats.append(fin.stats)
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _piece_key(job: Job, req, forced: Constraint | None) -> str:
+    """What a piece's answer depends on: the model (its file's identity), the job (its
+    options without the cost model, which prices passes and changes no answer), the piece's
+    request (its text, instruction, name, draft) and its skeleton's grammar."""
+    from ..machine.calibration import identity
+
+    options = replace(job.options, edit=replace(job.options.edit, cost=None))
+    model = (job.backend.name, identity(job.backend), getattr(job.backend, "n_ctx", None))
+    return job_key("piece", model, job.template, options, job.force, req, forced)
 
 
 def _english_of(job: Job, text: str) -> Job:

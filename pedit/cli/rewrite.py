@@ -231,7 +231,7 @@ def _here(flow: Run) -> Iterator[tuple[Answerer, Job, int]]:
         options = inv.options.costed(loaded.cost)
         job = Job(
             backend=backend, template=flow.template, instruction=inv.instruction, options=options,
-            system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens,
+            system=inv.system, force=inv.force, chunk_tokens=settings.chunk_tokens, answers=flow.cache,
         )  # fmt: skip
         name = report.model = backend.model if loaded.remote else settings.model
         _legend(flow, name, backend.name, report.device)

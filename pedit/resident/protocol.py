@@ -82,6 +82,7 @@ class Request:
     count: bool = True  # the file's tokens, for the live view and the record
     keep_alive: float | None = None  # the resident's keep-alive from this request on (None: as it is)
     spans: list[tuple[int, int]] | None = None  # the hook's: only these parts of the text (None: whole)
+    answer_cache: bool = False  # a file cut in runs keeps its pieces' answers (app/answercache.py)
 
 
 @dataclass(frozen=True)

@@ -89,16 +89,19 @@ def answer(state: State, conn: socket.socket, req: Request) -> None:
     """Run one request on the model, its events streamed; the client gone (closed, or
     Ctrl-C on its side) stops it at the next event."""
     from ..app import wholefile
+    from ..app.answercache import AnswerCache
     from ..app.jobs import Job
     from ..app.refactor import rewrite
     from ..machine import calibration
+    from ..models import cache_root
     from .failures import failure
 
     loaded = state.loaded
+    answers = AnswerCache(cache_root() / "answers") if req.answer_cache else None
     job = Job(
         backend=loaded.backend, template=req.template, instruction=req.instruction,
         options=req.options.costed(loaded.cost), system=req.system, force=req.force,
-        chunk_tokens=req.chunk_tokens,
+        chunk_tokens=req.chunk_tokens, answers=answers,
     )  # fmt: skip
     stream = None
     try:
