@@ -55,14 +55,14 @@ def rewrite(
         if forced is False:  # all skeleton: nothing the fix may change, no run
             outs.append(piece)
             continue
-        req = job.request(piece, name, part, drafts[i] if drafts else None)
         whole = spans is None and len(segments) == 1
         keyed = job.answers is not None and not whole and spans is None
-        key = _piece_key(job, req, forced) if keyed else None
+        key = _piece_key(job, name, piece, part, drafts[i] if drafts else None, forced) if keyed else None
         kept = job.answers.get(key) if key else None
-        if kept is not None:  # this piece was answered before, as it is now: no run
+        if kept is not None:  # this piece was answered before, as it is now: no run, no tool
             outs.append(kept.text)
             continue
+        req = job.request(piece, name, part, drafts[i] if drafts else None)
         try:
             label = f"{name} {part}".strip()
             fin = yield from job.run_one(req, "rewrite", label, whole=whole, score=drafts is None, forced=forced)
@@ -86,15 +86,20 @@ def rewrite(
     return Outcome(out, stats, notes=notes)
 
 
-def _piece_key(job: Job, req, forced: Constraint | None) -> str:
+def _piece_key(
+    job: Job, name: str, piece: str, part: str, draft: str | None, forced: Constraint | None
+) -> str:
     """What a piece's answer depends on: the model (its file's identity), the job (its
-    options without the cost model, which prices passes and changes no answer), the piece's
-    request (its text, instruction, name, draft) and its skeleton's grammar."""
+    template, instruction, system prompt and options without the cost model, which prices
+    passes and changes no answer), what its request is made of (job.request: the piece,
+    the file's name, its part, a tool's draft; the spelling's draft follows from them and
+    the options) and its skeleton's grammar."""
     from ..machine.calibration import identity
 
     options = replace(job.options, edit=replace(job.options.edit, cost=None))
     model = (job.backend.name, identity(job.backend), getattr(job.backend, "n_ctx", None))
-    return job_key("piece", model, job.template, options, job.force, req, forced)
+    asked = (job.instruction, job.system, job.force, job.part_note)
+    return job_key("piece", model, job.template, options, asked, name, piece, part, draft, forced)
 
 
 def _english_of(job: Job, text: str) -> Job:
