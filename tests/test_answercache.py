@@ -38,8 +38,7 @@ def passes(stats: Path) -> int:
 
 def test_the_same_command_on_the_same_file_answers_again_with_no_model(tmp_path):
     (tmp_path / "a.md").write_text(ESSAY)
-    args = ["fix", "a.md", "--stdout", *REF, "--no-spelling"]  # the reference model copies: every piece whole
-    first = pedit(*args, "--stats-json", "1.json", cwd=tmp_path)
+    first = pedit("fix", "a.md", "--stdout", *REF, "--stats-json", "1.json", cwd=tmp_path)
     second = pedit("fix", "a.md", "--stdout", *REF, "--stats-json", "2.json", cwd=tmp_path)
     assert first.returncode == second.returncode == 0 and second.stdout == first.stdout
     assert passes(tmp_path / "1.json") > 0 and passes(tmp_path / "2.json") == 0
