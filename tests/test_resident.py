@@ -345,3 +345,32 @@ def test_the_resident_runs_only_the_pieces_that_changed(tmp_path, runtime, monke
     assert [json.loads((tmp_path / f"{i}.json").read_text())["runs"] for i in (1, 2)] == [3, 1]
     (found,) = daemons()
     assert found["served"] == 2
+
+
+def test_ctrl_c_stops_the_request_and_the_resident_answers_the_next(tmp_path, runtime, monkeypatch):
+    """Ctrl-C in the command while the resident answers: exit 130, the file untouched, the
+    connection closed (the resident stops the request there), and the resident answers
+    the next command as before."""
+    from typer.testing import CliRunner
+
+    from pedit.cli import rewrite
+    from pedit.cli.app import app
+
+    (tmp_path / "a.md").write_text(ESSAY)
+    expected = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").stdout
+
+    class Interrupted(rewrite.LiveView):
+        def run(self, events, label):
+            next(iter(events))  # the first event came from the resident: then the user presses Ctrl-C
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewrite, "LiveView", Interrupted)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["fix", "a.md", "-y", *REF])
+    assert result.exit_code == 130 and (tmp_path / "a.md").read_text() == ESSAY
+    (found,) = daemons()
+    assert not found["busy"]
+    after = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path)
+    assert after.returncode == 0 and after.stdout == expected
+    (again,) = daemons()
+    assert again["pid"] == found["pid"]
