@@ -374,3 +374,28 @@ def test_ctrl_c_stops_the_request_and_the_resident_answers_the_next(tmp_path, ru
     assert after.returncode == 0 and after.stdout == expected
     (again,) = daemons()
     assert again["pid"] == found["pid"]
+
+
+def test_a_full_queue_gets_one_clear_line():
+    """The resident's queue (server.QUEUE requests waiting) turns the next away at once, and
+    the client raises it as one line, exit 3."""
+    import socket
+
+    from pedit.errors import ModelError
+    from pedit.resident import client, server
+    from pedit.resident.protocol import LoadSettings, Request
+
+    load = LoadSettings(model="m", backend="reference", n_ctx=512, threads=None, speculate_off=False)
+    state = server.State(load=load, keep_alive=60)
+    state.waiting = server.QUEUE + 1
+    req = Request(kind="rewrite", template=None, instruction=None, options=None, system=None, force=False,
+                  chunk_tokens=None, text="x", name="a.md")  # fmt: skip
+    a, b = socket.socketpair()
+    with a, b:
+        server.queued(state, a, req)
+        kind, failure = protocol.receive_message(b)
+    assert kind == "error" and state.waiting == server.QUEUE + 1  # turned away: nothing ran
+    with pytest.raises(ModelError) as raised:
+        client._raise(failure)
+    assert raised.value.message == f"the resident model has {server.QUEUE} requests waiting; try again"
+    assert raised.value.exit_code == 3
