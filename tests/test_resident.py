@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from pedit.app import config
-from pedit.cli.answerers import resident_for
 from pedit.resident import protocol
+from pedit.resident.client import resident_for
 
 PEDIT = [sys.executable, "-m", "pedit"]
 REF = ["-b", "reference"]

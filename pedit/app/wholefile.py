@@ -31,15 +31,7 @@ def rewrite(
     it drafts a file that goes in one run only)."""
     job = _english_of(job, text)
     sk = _skeleton(job, text, name)
-    if spans is None:
-        parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
-        n = len(parts)
-        if n > 1 and job.constraint(text, name, "rewrite"):
-            raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
-                             "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
-        segments = [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
-    else:
-        segments = chunking.span_segments(text, spans)
+    segments = _segments(job, text, name, spans, sk)
     drafts = chunking.cut_like(draft, [p for p, _ in segments]) if draft is not None else None
     outs, stats, notes = [], [], []
     # a template's pieces of a file cut in runs are judged one by one (the hook's changed
@@ -84,6 +76,21 @@ def rewrite(
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _segments(
+    job: Job, text: str, name: str, spans: list[tuple[int, int]] | None, sk: Skeleton | None
+) -> list[tuple[str, str | None]]:
+    """The file cut as it runs: (piece, its part's label: "" for a file in one run, None
+    for the text kept between the hook's spans)."""
+    if spans is not None:
+        return chunking.span_segments(text, spans)
+    parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
+    n = len(parts)
+    if n > 1 and job.constraint(text, name, "rewrite"):
+        raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
+                         "(raise --n-ctx, or --no-json-grammar for a .json file)")  # fmt: skip
+    return [(p, f"part {i} of {n}" if n > 1 else "") for i, p in enumerate(parts, 1)]
 
 
 def _piece_key(

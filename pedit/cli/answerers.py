@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..app import fileio
 from ..app.answercache import AnswerCache, job_key, replay
-from ..resident.client import Begun, Resident, resident_for
+from ..resident.client import Begun, Resident
 from ..resident.protocol import Request
 
 if TYPE_CHECKING:
@@ -93,6 +93,3 @@ def cache_parts(inv, template: object) -> tuple:
     s = inv.settings
     return (s.model, s.backend, s.base_url, s.n_ctx, s.threads, template, inv.instruction, inv.options,
             inv.system, inv.force, s.chunk_tokens)  # fmt: skip
-
-
-__all__ = ["Answerer", "Cached", "Here", "NotCached", "There", "cache_parts", "resident_for"]

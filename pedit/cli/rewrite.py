@@ -33,14 +33,14 @@ from ..app.templates import Template, templates
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
-from ..resident.client import Resident, ResidentLost, ResidentUnavailable
+from ..resident.client import Resident, ResidentLost, ResidentUnavailable, resident_for
 from ..resident.protocol import LoadSettings
 from ..ui.live import LiveView
 from ..ui.render import shown, stats_line
 from ..ui.runs import Show, answer
 from ..ui.styles import legend
 from . import answers
-from .answerers import Answerer, Cached, Here, NotCached, There, cache_parts, resident_for
+from .answerers import Answerer, Cached, Here, NotCached, There, cache_parts
 from .files import Files
 from .options import WriteBack
 from .parallel import Ran, run_many

@@ -36,6 +36,6 @@ def reraise(f: Failure) -> None:
         raise ContextFull(*f.extra["args"])
     if f.kind == "backend":
         raise BackendError(f.message)
-    if f.kind == "busy":
+    if f.kind in ("busy", "stopping"):  # the resident turned it away: the model's, exit 3
         raise ModelError(f.message)
     raise KINDS.get(f.kind, InternalError)(f.message)

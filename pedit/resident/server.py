@@ -25,7 +25,7 @@ import socket
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import __version__
@@ -199,8 +199,7 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
         from .failures import failure
 
         f = failure(exc)
-        entry = {"kind": f.kind, "message": f.message, "code": f.code, "extra": f.extra}
-        failed.write_text(json.dumps(entry))
+        failed.write_text(json.dumps(asdict(f)))
         return int(f.code)
     from ..machine import build
 
@@ -225,10 +224,7 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
             pass
     finally:
         with contextlib.suppress(OSError):
-            if path.exists() and path.stat().st_ino == os.fstat(listener.fileno()).st_ino:
-                path.unlink()
-        with contextlib.suppress(OSError):
-            path.unlink()
+            path.unlink()  # ours: only the lock's holder binds it
         listener.close()
         state.loaded.close()
     return 0
