@@ -9,7 +9,11 @@ but for the model; one untimed run of each task first: the cost model and the pr
 are on disk, and the first of these runs, FIRST's, is a new user's first command). Configurations, interleaved
 (every configuration of a task, then the next task; the whole round `repeats` times):
 
-    pedit       the default command
+    pedit       the default command, a new process that loads its model (PEDIT_KEEP_ALIVE=0)
+    resident    the same command with the model resident (issue 56: resident/): a new process
+                that asks the resident process the bench started (its own warm-ups start it:
+                FIRST's is a new user's first command with the resident starting, in a user
+                cache and runtime directory of its own); no answer cache in either
     baseline    the same command run by another installation of pedit (--baseline PYTHON: an
                 earlier checkout's virtual environment), to show what a change did
     plain       the same with --speculate off (plain decoding)
@@ -29,6 +33,7 @@ tokens read = prompt tokens - the ones found in a cache.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -43,10 +48,10 @@ from ..models.progress import quietly
 from . import servers
 from .corpus import Task
 
-CONFIGS = ("pedit", "baseline", "plain", "lookup", "reading", "pedit serve", *servers.PEERS)
-SERVED = CONFIGS[5:]  # a request to a warm server started for it (servers.py), timed alone
-FLAGS = {"pedit": [], "baseline": [], "plain": ["--speculate", "off"]}
-COMMANDS = ("pedit", "baseline")  # the configurations that are a pedit command, warmed up first
+CONFIGS = ("pedit", "resident", "baseline", "plain", "lookup", "reading", "pedit serve", *servers.PEERS)
+SERVED = CONFIGS[6:]  # a request to a warm server started for it (servers.py), timed alone
+FLAGS = {"pedit": [], "resident": [], "baseline": [], "plain": ["--speculate", "off"]}
+COMMANDS = ("pedit", "baseline", "resident")  # the configurations that are a pedit command, warmed up first
 # a fix in paragraphs, a Markdown fix, a README's fix (links and code: the skeleton's
 # grammar), a code fix and a rename: what `make demo` and the issues' probes run
 TASKS = "prose-walden,md-essay-demo,md-click-fix,code-textwrap-fix,code-textwrap-param-rename"
@@ -96,7 +101,7 @@ class E2ERun:
 def command(task: Task, path: Path, config: str, stats: Path, baseline: Path | None = None) -> list[str]:
     if config in ("lookup", "reading"):
         return [sys.executable, "-m", "pedit.bench.e2e", config, task.id, str(path), str(stats)]
-    python = str(baseline) if config == "baseline" else sys.executable
+    python = str(baseline) if config == "baseline" else sys.executable  # resident: the same command
     args = [python, "-m", "pedit", task.command, str(path)]
     args += [task.instruction] if task.instruction else []
     return args + ["--stdout", "--stats-json", str(stats), *FLAGS[config]]
@@ -186,26 +191,50 @@ def run_all(
     """The runs, in a user cache of their own that starts empty but for the models (as a
     new user's, the model already in place): the first warm-up (FIRST's, when it is one of
     the tasks) is a new user's first command, kept with repeat -1 as every warm-up; the
-    baseline's warm-ups (repeat -1 too) follow pedit's."""
-    with tempfile.TemporaryDirectory(prefix="pedit-e2e-cache-") as cache:
-        (Path(cache) / "pedit").mkdir()
-        (Path(cache) / "pedit" / "models").symlink_to(models.models_dir(), target_is_directory=True)
-        # every command a new process that loads its model and runs it: no resident model
-        # (issue 56 adds its rows), no answer given again from the answer cache
-        env = os.environ | {"XDG_CACHE_HOME": cache, "PEDIT_KEEP_ALIVE": "0", "PEDIT_ANSWER_CACHE": "off"}
+    baseline's warm-ups (repeat -1 too) follow pedit's. The resident configuration has a
+    cache and a runtime directory of its own, so that its first warm-up is a new user's
+    first command too, the one that starts the resident model; it is stopped at the end."""
+    with contextlib.ExitStack() as stack:
+        envs = {c: _user(stack, resident=c == "resident") for c in configs}
         runs = []
         for config in (c for c in COMMANDS if c in configs):
             for task in sorted(tasks, key=lambda t: t.id != FIRST):  # untimed in the medians
+                new = not runs or config == "resident" and not any(x.config == config for x in runs)
                 progress(
-                    f"warming up: {task.id}, {config}" + (" (a new user's first command)" if not runs else "")
+                    f"warming up: {task.id}, {config}" + (" (a new user's first command)" if new else "")
                 )
-                runs.append(run_once(task, config, -1, env, baseline))
+                runs.append(run_once(task, config, -1, envs[config], baseline))
         for r in range(repeats):
             for task in tasks:
                 for config in configs:
                     progress(f"round {r + 1}/{repeats}: {task.id}, {config}")
-                    runs.append(run_once(task, config, r, env, baseline))
+                    runs.append(run_once(task, config, r, envs[config], baseline))
     return runs
+
+
+def _user(stack: contextlib.ExitStack, resident: bool) -> dict[str, str]:
+    """The environment of a configuration's runs: a user cache of its own, empty but for the
+    models; no answer cache (every command runs its model); a model loaded by each command
+    (PEDIT_KEEP_ALIVE=0), or, for the resident configuration, kept resident for the whole
+    run in a runtime directory of its own (stopped, and the directory removed, at the end)."""
+    cache = stack.enter_context(tempfile.TemporaryDirectory(prefix="pedit-e2e-cache-"))
+    (Path(cache) / "pedit").mkdir()
+    (Path(cache) / "pedit" / "models").symlink_to(models.models_dir(), target_is_directory=True)
+    env = os.environ | {"XDG_CACHE_HOME": cache, "PEDIT_KEEP_ALIVE": "0", "PEDIT_ANSWER_CACHE": "off"}
+    if resident:
+        run = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="pr", dir="/tmp", ignore_cleanup_errors=True)
+        )  # a socket's path is short
+        os.chmod(run, 0o700)
+        env |= {"XDG_RUNTIME_DIR": run, "PEDIT_KEEP_ALIVE": "-1"}
+        stack.callback(_stop_resident, env)
+    return env
+
+
+def _stop_resident(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pedit", "daemon", "stop"], env=env, capture_output=True, timeout=120
+    )
 
 
 def to_dict(runs: list[E2ERun]) -> list[dict]:

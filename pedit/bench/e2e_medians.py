@@ -8,11 +8,13 @@ import statistics
 from . import servers
 
 
-def first_command(data: dict) -> tuple[str, float, float] | None:
+def first_command(data: dict, config: str = "pedit") -> tuple[str, float, float] | None:
     """(task, seconds of a new user's first command, median of its later runs): the
-    first warm-up run and the same task's timed pedit runs; None for runs before it."""
-    warm = [x for x in data["runs"] if x["repeat"] == -1]
-    p = medians(data["runs"], warm[0]["task"], "pedit") if warm else None
+    configuration's first warm-up run (pedit's: the run's first; the resident's: the one
+    that started it, in a cache of its own) and the same task's timed runs of it; None for
+    runs before it."""
+    warm = [x for x in data["runs"] if x["repeat"] == -1 and x.get("config", "pedit") == config]
+    p = medians(data["runs"], warm[0]["task"], config) if warm else None
     return (warm[0]["task"], warm[0]["seconds"], p["seconds"]) if p else None
 
 

@@ -34,6 +34,7 @@ from .bench_options import (
     NoPeers,
     Quality,
     Quick,
+    Readme,
     Repeats,
     Seeds,
     Structured,
@@ -59,6 +60,7 @@ def bench_command(
     threads: Threads = None,
     as_json: AsJson = False,
     markdown: Markdown = None,
+    readme: Readme = None,
     from_json: FromJson = None,
 ):
     """Measure pedit against plain decoding and the peers on the bundled edit tasks.
@@ -74,8 +76,10 @@ def bench_command(
     options = BenchOptions(
         quick=quick, configs=configs, task_ids=task_ids, backends=backends, model=model, repeats=repeats,
         seeds=seeds, with_peers=not no_peers, baseline=baseline, n_ctx=n_ctx, threads=threads,
-        as_json=as_json, markdown=markdown, from_json=tuple(from_json or ()),
+        as_json=as_json, markdown=markdown, readme=readme, from_json=tuple(from_json or ()),
     )  # fmt: skip
+    if readme is not None and not (e2e and markdown):
+        raise UsageError("--readme goes with --e2e and --markdown")
     if baseline is not None and not e2e:
         raise UsageError("--baseline goes with --e2e")
     mode = _quality if quality else _e2e if e2e else _structured if structured else _speed
@@ -297,6 +301,8 @@ def _show_and_write(data: dict, options: BenchOptions, module, err, show: Callab
         show(data, Console())
     if options.markdown:
         _write_report(options.markdown, data, module, err)
+    if options.readme:
+        _write_readme(options.readme, {**data, "rendered": _command()}, module, err)
 
 
 def _each_backend(kinds: list[str], spec: str, options: BenchOptions, err, work: Callable) -> list:
@@ -339,6 +345,18 @@ def _write_report(markdown: Path, data: dict, module, err) -> None:
     drawn = module.chart(data, png)
     markdown.write_text(module.markdown(data, png.name if drawn else None))
     err.print(f"wrote {', '.join(map(str, [markdown, *([png] if drawn else []), raw]))}")
+
+
+def _write_readme(readme: Path, data: dict, module, err) -> None:
+    """The report's table for README (module.readme) between the README's markers."""
+    from ..bench.readme import replace_block
+
+    try:
+        text = replace_block(readme.read_text(encoding="utf-8"), module.readme(data))
+    except ValueError as exc:
+        raise UsageError(f"{readme}: {exc}") from None
+    readme.write_text(text, encoding="utf-8")
+    err.print(f"wrote the table in {readme}")
 
 
 def _command() -> str:

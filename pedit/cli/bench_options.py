@@ -103,6 +103,15 @@ Markdown = Annotated[
         "(.json).",
     ),
 ]
+Readme = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False,
+        exists=True,
+        help="With --e2e and --markdown: also write the run's small table into this README, between "
+        "its '<!-- e2e table -->' and '<!-- /e2e table -->' lines.",
+    ),
+]
 FromJson = Annotated[
     list[Path] | None,
     typer.Option(
@@ -131,4 +140,5 @@ class BenchOptions:
     threads: int | None = None
     as_json: bool = False
     markdown: Path | None = None
+    readme: Path | None = None  # --e2e's: the README whose table (e2e_report.readme) is written
     from_json: tuple[Path, ...] = ()  # --from: saved runs to render instead of measuring

@@ -74,15 +74,18 @@ def _rss() -> int:
 
 def load_model(load: LoadSettings):
     """The model and its cost model, from the load settings alone (no config file, no
-    environment layer: config.resolve over nothing but them)."""
+    environment layer: config.resolve over nothing but them); fix's tools are built while
+    it loads, as a command loading its own model builds them (cli/rewrite._here), so that
+    the first request does not wait for them after the load."""
     from ..app import config
     from ..app.loading import load_with_cost
     from ..models.progress import quietly
+    from ..tools import grammarcheck
 
     given = {"model": load.model, "backend": load.backend, "n_ctx": load.n_ctx, "threads": load.threads,
              "speculate": "off" if load.speculate_off else "auto"}  # fmt: skip
     settings = config.resolve(given, env={}, path=Path(os.devnull), project=None)
-    return quietly(load_with_cost(settings))
+    return quietly(load_with_cost(settings, beside=grammarcheck.warm))
 
 
 def answer(state: State, conn: socket.socket, req: Request) -> None:
