@@ -1,13 +1,12 @@
 """The figures in docs/ and README.md are the reports' own: each generated report is what
-its saved runs render to (nobody edited it by hand), and the README's speed sentence
-quotes docs/e2e.json, its quality sentence docs/quality.json."""
+its saved runs render to (nobody edited it by hand), and the README's speed table is
+docs/e2e.json's, its quality sentence docs/quality.json's."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import re
-import statistics
 import sys
 from pathlib import Path
 
@@ -47,27 +46,18 @@ def test_the_planner_report_is_what_its_replays_render_to():
     assert scripts("replay_passes").render(data) == (DOCS / "planner.md").read_text(encoding="utf-8")
 
 
-def test_the_readmes_speed_sentence_quotes_the_reports():
-    """README's end-to-end figures are docs/e2e.json's: against --speculate off, and against
-    llama.cpp's own llama-server built natively (the best of its configurations over pedit
-    serve's and the CLI's), with the machine and the build they were measured on."""
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+def test_the_readmes_table_is_the_e2e_reports():
+    """README's table of speeds is docs/e2e.json's, as `--readme` writes it: a new process,
+    the model resident, --speculate off and the best llama-server, per task, with the
+    machine and the command that rendered it."""
+    from pedit.bench.readme import replace_block
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     data = json.loads((DOCS / "e2e.json").read_text(encoding="utf-8"))
-    plain = e2e_report._ratios(data, "plain")
-    m = statistics.median
-    assert (
-        f"**{m(plain.values()):.2f}x** as fast as the same commands with `--speculate off` (median of "
-        f"{len(plain)} tasks, {min(plain.values()):.2f}x to {max(plain.values()):.2f}x"
-    ) in readme
-    built = data["machine"]["llama_cpp"].rsplit(", ", 1)[0]  # the instruction sets, as run
-    assert f"measured on {data['machine']['cpu']}" in readme and f"pedit's llama.cpp {built}" in readme
-    serve, cli = (e2e_report._peer_ratios(data, c) for c in ("pedit serve", "pedit"))
-    assert (
-        f"`pedit serve` with `prediction` was **{min(serve.values()):.2f}x to {max(serve.values()):.2f}x** "
-        f"as fast as its best configuration (median {m(serve.values()):.2f}x), and the CLI, a new process "
-        f"with the model's load, {min(cli.values()):.2f}x to {max(cli.values()):.2f}x"
-    ) in readme
-    assert data["peer_build"] in readme
+    rendered = rendered_by((DOCS / "e2e.md").read_text(encoding="utf-8"))
+    table = e2e_report.readme({**data, "rendered": rendered})
+    assert replace_block(readme, table) == readme
+    assert data["machine"]["cpu"] in table and "| pedit, the model resident |" in table
 
 
 def test_the_readme_quality_sentence_quotes_the_quality_report():

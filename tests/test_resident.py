@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -399,3 +400,148 @@ def test_a_full_queue_gets_one_clear_line():
         client._raise(failure)
     assert raised.value.message == f"the resident model has {server.QUEUE} requests waiting; try again"
     assert raised.value.exit_code == 3
+
+
+def test_no_runtime_directory_means_every_command_runs_in_its_own_process(tmp_path, runtime):
+    """Where no resident can start (pedit's runtime directory cannot be made: here a file
+    stands where it would be), the command says so in one line and loads its model itself,
+    with the answer a command with no resident gives."""
+    (tmp_path / "a.md").write_text(ESSAY)
+    (tmp_path / "run").mkdir(mode=0o700)
+    blocked = tmp_path / "run" / "pedit"
+    blocked.write_text("not a directory\n")
+    args = ["fix", "a.md", "--stdout", *REF]
+    got = pedit(*args, cwd=tmp_path, XDG_RUNTIME_DIR=str(blocked.parent))
+    want = pedit(*args, cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    assert got.returncode == want.returncode == 0 and got.stdout == want.stdout
+    assert "loading the model in this process" in got.stderr
+    assert blocked.read_text() == "not a directory\n"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="switching to another user needs root")
+def test_another_user_cannot_connect(tmp_path, runtime):
+    """The socket is in this user's 0700 directory and is 0600 itself: a process of another
+    user (nobody) cannot reach it, while this user's can."""
+    (tmp_path / "a.md").write_text(ESSAY)
+    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path).returncode == 0
+    (found,) = daemons()
+    (sock,) = (runtime / "pedit").glob("*.sock")
+    assert (runtime / "pedit").stat().st_mode & 0o777 == 0o700 and sock.stat().st_mode & 0o777 == 0o600
+    runtime.chmod(0o755)  # only pedit's own directory and socket keep the other user out
+    assert (_connect_as(65534, sock), _connect_as(os.getuid(), sock)) == ("refused", "connected")
+    assert alive(found["pid"])
+
+
+def _connect_as(uid: int, sock: Path) -> str:
+    """Connect to `sock` from a child process of user `uid` (its own group, no other):
+    'refused' (no permission), 'connected', or what else happened."""
+    import socket
+
+    pid = os.fork()
+    if pid == 0:  # the child: become the user, try, and say how it went in the exit code
+        code = 3
+        try:
+            if uid != os.getuid():
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(str(sock))
+            code = 0
+        except PermissionError:
+            code = 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return {0: "connected", 1: "refused"}.get(os.waitstatus_to_exitcode(status), f"status {status}")
+
+
+def test_pedit_serve_is_the_resident_model_while_it_runs(tmp_path, runtime):
+    """One process both: `pedit serve` answers the commands of its settings as the resident
+    does (a resident process already running stops and leaves it the key), between its
+    own HTTP requests; `pedit daemon stop` leaves it serving; once it stops, a command
+    starts its own resident again. Every answer is the one a command gives alone."""
+    import openai
+
+    (tmp_path / "a.md").write_text(ESSAY)
+    args = ["fix", "a.md", "--stdout", *REF]
+    want = pedit(*args, cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    assert pedit(*args, cwd=tmp_path).stdout == want.stdout
+    (before,) = daemons()
+    serve = [*PEDIT, "serve", "-b", "reference", "--port", "0"]
+    proc = subprocess.Popen(
+        serve, stderr=subprocess.PIPE, text=True, env=os.environ | {"PYTHONUNBUFFERED": "1"}
+    )
+    try:
+        url, said, deadline = None, [], time.monotonic() + 120
+        while url is None and time.monotonic() < deadline:
+            said.append(proc.stderr.readline())
+            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", said[-1])
+            url = found.group(1) if found else None
+        assert url, "".join(said)
+        assert gone(before["pid"])
+        assert any("pedit commands with these settings use this server's model" in line for line in said)
+        got = pedit(*args, cwd=tmp_path)
+        assert got.returncode == 0 and got.stdout == want.stdout
+        (mine,) = daemons()
+        assert (mine["pid"], mine["owner"], mine["served"]) == (proc.pid, "pedit serve", 1)
+        client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0)
+        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": "Hi"}],
+                                               temperature=0, max_tokens=4)  # fmt: skip
+        assert reply.usage.completion_tokens >= 1
+        stop = subprocess.run([*PEDIT, "daemon", "stop"], capture_output=True, text=True, timeout=60)
+        assert stop.stdout.strip() == "stopped 0 resident models"
+        assert f"pedit serve (pid {proc.pid}) holds this model: stop it there" in stop.stderr
+        assert proc.poll() is None and pedit(*args, cwd=tmp_path).stdout == want.stdout
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    again = pedit(*args, cwd=tmp_path)
+    assert again.stdout == want.stdout
+    (after,) = daemons()
+    assert after["pid"] != proc.pid and not after["owner"]
+
+
+async def test_the_interactive_session_lends_its_model_to_the_commands(tmp_path, runtime):
+    """`pedit FILE`'s model answers the commands of its settings while the session runs
+    (`pedit fix` in another terminal loads no second copy), between the session's own turns,
+    with the answer a command gives alone; it is the resident no more once the session ends."""
+    import asyncio
+
+    from pedit.app.loading import load_with_cost
+    from pedit.cli.tui import share
+    from pedit.models.progress import quietly
+    from pedit.tui.app import PeditApp
+
+    (tmp_path / "a.md").write_text(ESSAY)
+    (tmp_path / "notes.txt").write_text("One line of notes.\n")
+    args = ["fix", "a.md", "--stdout", *REF]
+    want = pedit(*args, cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    settings = config.resolve({"backend": "reference"})
+    app = PeditApp(
+        tmp_path / "notes.txt", load=lambda spec: quietly(load_with_cost(settings, model=spec)),
+        model=settings.model, share=share(settings),
+    )  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(1500):
+            if app.shared is not None and not app.instruction.disabled:
+                break
+            await pilot.pause(0.02)
+        assert app.shared is not None
+        got = await asyncio.to_thread(pedit, *args, cwd=tmp_path)
+        assert got.returncode == 0 and got.stdout == want.stdout
+        (found,) = await asyncio.to_thread(daemons)
+        assert (found["pid"], found["owner"], found["served"]) == (
+            os.getpid(),
+            "pedit (interactive session)",
+            1,
+        )
+        app.instruction.value = "Make it formal."
+        app.instruction.focus()
+        await pilot.press("enter")
+        for _ in range(1500):
+            if app.session.pending is not None or not app.running:
+                break
+            await pilot.pause(0.02)
+        assert app.session.pending is not None  # the session's own turn, after the command's
+    assert not list(runtime.glob("pedit/*.sock"))

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..checks.intentcheck import Verdict
 from ..events import Event, Stats
-from ..tools.intent import Intent
+
+if TYPE_CHECKING:  # a command's start-up imports neither (a resident answers it: cli/answerers.py)
+    from ..checks.intentcheck import Verdict
+    from ..tools.intent import Intent
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..resident.client import ResidentUnavailable, ask, residents
+from ..resident.protocol import Failure
 
 app = typer.Typer(help="The resident model: `pedit daemon status`, `pedit daemon stop`.")
 
@@ -54,8 +55,10 @@ def status(
         table.add_column(column, justify="right" if column in right else "left")
     for s in found:
         keep = "forever" if s["keep_alive"] < 0 else _duration(s["keep_alive"])
+        keep = "as long as it" if s.get("owner") else keep
+        model = s["model"] + (f" ({s['owner']})" if s.get("owner") else "")  # pedit serve's
         table.add_row(
-            str(s["pid"]), s["model"], s["backend"], f"{s['rss_bytes'] / 1e6:,.0f} MB",
+            str(s["pid"]), model, s["backend"], f"{s['rss_bytes'] / 1e6:,.0f} MB",
             _duration(s["idle_seconds"]), keep, "yes" if s["busy"] else "no", str(s["queue"]),
             str(s["served"]),
         )  # fmt: skip
@@ -64,26 +67,31 @@ def status(
 
 @app.command("stop")
 def stop():
-    """Stop every resident model of this user (a request running finishes first)."""
+    """Stop every resident model of this user (a request running finishes first); one that
+    `pedit serve` holds goes when the server stops."""
     stopped = []
     for key in residents():
         try:
             pid = ask(key, "stop")
         except ResidentUnavailable:
             continue
+        if isinstance(pid, Failure):  # pedit serve's model
+            typer.echo(f"pedit: {pid.message}", err=True)
+            continue
         stopped.append(pid)
     deadline = time.monotonic() + 30
-    while any(key for key in residents() if _answers(key)) and time.monotonic() < deadline:
+    while any(key for key in residents() if _answers(key, stopped)) and time.monotonic() < deadline:
         time.sleep(0.05)
     typer.echo(f"stopped {len(stopped)} resident model{'s' if len(stopped) != 1 else ''}")
 
 
-def _answers(key: str) -> bool:
+def _answers(key: str, stopped: list[int]) -> bool:
+    """Whether one of the stopped residents still answers at `key` (a server's does not stop)."""
     try:
-        ask(key, "status")
+        got = ask(key, "status")
     except ResidentUnavailable:
         return False
-    return True
+    return isinstance(got, dict) and got.get("pid") in stopped
 
 
 def _duration(seconds: float) -> str:

@@ -93,7 +93,8 @@ def serve_command(
     given = {"model": model, "backend": backend, "n_ctx": n_ctx, "threads": threads, "speculate": speculate}
     settings = config.resolve(given)
     # a fix request's tools (serve/tools.py), built while the model loads, not on the first
-    loaded = shown(load_with_cost(settings, beside=grammarcheck.warm), Console(stderr=True))
+    err = Console(stderr=True)
+    loaded = shown(load_with_cost(settings, beside=grammarcheck.warm), err)
     try:
         if loaded.remote:  # backend = "openai" in a config file
             raise UsageError(SERVED_AGAIN)
@@ -105,10 +106,31 @@ def serve_command(
         limits = Limits(
             connections=max_connections, header_seconds=header_timeout, keep_alive_seconds=http_keep_alive
         )
-        app = create_app(loaded.backend, loaded.cost, serving)
+        app = create_app(loaded.backend, loaded.cost, serving, _resident(settings, loaded, err))
         uvicorn.Server(uvicorn_config(app, host, port, limits)).run()
     finally:
         loaded.close()
+
+
+def _resident(settings, loaded, err):
+    """What starts the commands' resident model beside the server (resident/server.beside):
+    `pedit fix` and the others with the same model and load settings use the server's
+    model while it runs, and load none of their own. None with keep_alive 0."""
+    from ..resident.client import resident_for
+
+    load = resident_for(settings)
+    if load is None:
+        return None
+
+    def start(turn):
+        from ..resident.server import beside
+
+        got = beside(loaded, load, turn, "pedit serve", say=err.print)
+        if got is not None:
+            err.print("pedit commands with these settings use this server's model (pedit daemon status)")
+        return got
+
+    return start
 
 
 def _refuse(backend: str | None, host: str, api_key: str | None) -> None:

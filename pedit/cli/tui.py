@@ -77,11 +77,32 @@ def tui_command(
     app = PeditApp(
         file, load=load, model=settings.model,
         options=settings.engine_options(EngineOptions(edit=EditOptions(sampling=chosen))), system=system,
-        force=force,
+        force=force, share=share(settings),
     )  # fmt: skip  # reads FILE: a missing, binary or read-only file is refused here
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive session needs a terminal; use pedit edit FILE INSTRUCTION instead")
     sys.exit(run(app))
+
+
+def share(settings):
+    """How the session offers its model to pedit's commands (PeditApp's `share`): as the
+    resident model of the settings the session loaded it with (resident/server.beside), so
+    that `pedit fix` in another terminal loads no second copy. None with keep_alive 0 or a
+    server's model."""
+    from ..resident.client import resident_for
+
+    if resident_for(settings) is None:
+        return None
+
+    def start(spec: str, loaded, turn):
+        from dataclasses import replace
+
+        from ..resident.server import beside
+
+        load = resident_for(replace(settings, model=spec))
+        return beside(loaded, load, turn, "pedit (interactive session)") if load else None
+
+    return start
 
 
 def run(app) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import importlib.metadata as md
 import json
 import os
 import subprocess
@@ -53,6 +52,8 @@ class PartState:
 
 def locate_part(part: Part) -> PartState:
     """Where the pinned chunk lies, by the distribution's metadata; imports nothing."""
+    import importlib.metadata as md  # here: a command its resident answers never reads it
+
     try:
         dist = md.distribution(part.dist)
     except md.PackageNotFoundError:

@@ -15,7 +15,6 @@ PEDIT_BUILD_CHECK=off skips the check (for a CI that tests its build once).
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -66,9 +65,11 @@ def find_build() -> Build | None:
         libraries = tuple(f"{p}|{p.stat().st_size}|{p.stat().st_mtime_ns}" for p in files)
     except OSError:
         return None
+    from importlib import metadata  # here: a command its resident answers never reads it
+
     try:
-        version = importlib.metadata.version("llama-cpp-python")
-    except importlib.metadata.PackageNotFoundError:
+        version = metadata.version("llama-cpp-python")
+    except metadata.PackageNotFoundError:
         version = "unknown"
     return Build(version, libraries) if libraries else None
 

@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -47,8 +48,14 @@ class State:
     waiting: int = 0  # requests waiting for the model, and the one running
     served: int = 0
     stopping: bool = False
+    owner: str = ""  # "pedit serve" when a server holds the model (beside()); "" for the resident process
     model_lock: threading.Lock = field(default_factory=threading.Lock)
     count_lock: threading.Lock = field(default_factory=threading.Lock)
+    # the model's turn for one request: the lock, or a server's own turn (beside())
+    turn: Callable[[], contextlib.AbstractContextManager] | None = None
+
+    def held(self) -> contextlib.AbstractContextManager:
+        return self.model_lock if self.turn is None else self.turn()
 
     def idle(self) -> float:
         return 0.0 if self.waiting else time.monotonic() - self.last
@@ -59,7 +66,7 @@ class State:
             "backend": self.load.backend, "n_ctx": self.load.n_ctx, "threads": self.load.threads,
             "rss_bytes": _rss(), "idle_seconds": round(self.idle(), 1), "busy": self.waiting > 0,
             "queue": max(0, self.waiting - 1), "served": self.served, "keep_alive": self.keep_alive,
-            "uptime_seconds": round(time.time() - self.started, 1),
+            "uptime_seconds": round(time.time() - self.started, 1), "owner": self.owner,
         }  # fmt: skip
 
 
@@ -142,7 +149,8 @@ def handle(state: State, conn: socket.socket) -> None:
             if hi.get("version") != __version__ or hi.get("key") != state.load.key():
                 protocol.send_json(conn, {"ok": False, "why": f"pedit {__version__} for {state.load.key()}"})
                 # another version's client for this key: this one goes, and the client starts its own
-                state.stopping = hi.get("key") == state.load.key()
+                # (a server's stays: that client runs its model in its own process)
+                state.stopping = state.stopping or (hi.get("key") == state.load.key() and not state.owner)
                 return
             protocol.send_json(conn, {"ok": True, "pid": os.getpid(), **state.described})
             kind, value = protocol.receive_message(conn)
@@ -151,6 +159,9 @@ def handle(state: State, conn: socket.socket) -> None:
         try:
             if kind == "status":
                 protocol.send_message(conn, "status", state.status())
+            elif kind == "stop" and state.owner:  # its model is the server's, unloaded with it
+                why = f"{state.owner} (pid {os.getpid()}) holds this model: stop it there"
+                protocol.send_message(conn, "error", Failure("other", why))
             elif kind == "stop":
                 state.stopping = True
                 protocol.send_message(conn, "stopped", os.getpid())
@@ -173,14 +184,14 @@ def queued(state: State, conn: socket.socket, req: Request) -> None:
             return
         state.waiting += 1
     try:
-        with state.model_lock:
+        with state.held():
             answer(state, conn, req)
             state.served += 1
     finally:
         with state.count_lock:
             state.waiting -= 1
             state.last = time.monotonic()
-            if req.keep_alive is not None:
+            if req.keep_alive is not None and not state.owner:  # a server's lasts as long as it
                 state.keep_alive = req.keep_alive
 
 
@@ -188,10 +199,8 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
     """Hold the key's lock, load the model, listen until idle past the keep-alive (or told
     to stop). Exit 0 when another resident holds the lock (it won the start)."""
     key = load.key()
-    lock = open(protocol.lock_path(key), "a")  # noqa: SIM115 (held for the process's life)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    lock = _lock(key)
+    if lock is None:
         return 0
     state = State(load=load, keep_alive=keep_alive)
     failed = protocol.runtime_dir() / f"{key}.failed"
@@ -207,13 +216,41 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
     from ..machine import build
 
     state.described = {"backend": state.loaded.backend.name, "device": build.device(state.loaded.backend)}
+    try:
+        listen(state, _listener(key))
+    finally:
+        state.loaded.close()
+    return 0
+
+
+def _lock(key: str):
+    """The key's lock, held (the file, open for the process's life), or None: another
+    process holds it."""
+    lock = open(protocol.lock_path(key), "a")  # noqa: SIM115 (held for the holder's life)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    return lock
+
+
+def _listener(key: str) -> socket.socket:
+    """The key's socket, bound (a stale one removed: the lock says none is alive), 0600."""
     path = protocol.socket_path(key)
-    path.unlink(missing_ok=True)  # a stale one (its resident died): the lock says none is alive
+    path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     os.chmod(path, 0o600)
     listener.listen(16)
     listener.settimeout(POLL)
+    return listener
+
+
+def listen(state: State, listener: socket.socket) -> None:
+    """Answer each connection in a thread of its own until idle past the keep-alive, or
+    told to stop; the running request ends first, then the socket is removed."""
+    path = listener.getsockname()
     state.last = time.monotonic()
     try:
         while not state.stopping and (state.keep_alive < 0 or state.idle() < state.keep_alive):
@@ -223,14 +260,63 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
                 continue
             conn.settimeout(None)
             threading.Thread(target=handle, args=(state, conn), daemon=True).start()
-        with state.model_lock:  # the request running ends first
+        with state.held():  # the request running ends first
             pass
     finally:
         with contextlib.suppress(OSError):
-            path.unlink()  # ours: only the lock's holder binds it
+            os.unlink(path)  # ours: only the lock's holder binds it
         listener.close()
-        state.loaded.close()
-    return 0
+
+
+class Beside:
+    """A model loaded by another shell (`pedit serve`) answering the commands' requests as
+    the resident process would, from a thread of its own, for as long as that shell runs:
+    `turn` gives it the model between the shell's own requests. close() stops it (its
+    running request first) and frees the key."""
+
+    def __init__(self, state: State, lock, listener: socket.socket):
+        self.state, self._lock = state, lock
+        self._thread = threading.Thread(
+            target=listen, args=(state, listener), name="pedit-resident", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self.state.stopping = True
+        self._thread.join(timeout=POLL * 4 + STOP_WAIT)
+        self._lock.close()
+
+
+STOP_WAIT = 30.0  # seconds a resident process of the same key may take to go when a server takes its place
+
+
+def beside(loaded, load: LoadSettings, turn, owner: str, say=lambda line: None) -> Beside | None:
+    """Answer the commands whose load settings are `load` with `loaded` (app.loading.Loaded),
+    taking the model's `turn` for each request; a resident process of the same key is asked
+    to stop first (its running request ends), so that one copy of the model is loaded.
+    None (said in one line) when the key cannot be taken: the commands then start their own."""
+    from ..machine import build
+    from .client import ResidentUnavailable, ask
+
+    key = load.key()
+    try:
+        lock = _lock(key)
+        if lock is None:
+            with contextlib.suppress(ResidentUnavailable):
+                ask(key, "stop")
+            deadline = time.monotonic() + STOP_WAIT
+            while (lock := _lock(key)) is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+        if lock is None:
+            say("pedit: a resident model of these settings did not stop; pedit commands keep using it")
+            return None
+        listener = _listener(key)
+    except (ProtocolError, OSError) as exc:
+        say(f"pedit: pedit commands cannot use this server's model ({exc})")
+        return None
+    state = State(load=load, keep_alive=-1.0, loaded=loaded, owner=owner, turn=turn)
+    state.described = {"backend": loaded.backend.name, "device": build.device(loaded.backend)}
+    return Beside(state, lock, listener)
 
 
 def main(argv: list[str]) -> int:

@@ -17,12 +17,15 @@ given a deadline for its request's headers (limits.py). Every error, the framewo
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
@@ -94,8 +97,26 @@ class Guard:
         await self.app(scope, receive, send)
 
 
-def create_app(backend, cost: CostModel | None, config: ServeConfig) -> FastAPI:
-    app = FastAPI(title="pedit serve", docs_url=None, redoc_url=None, openapi_url=None)
+def create_app(
+    backend, cost: CostModel | None, config: ServeConfig, resident: Callable[[Callable], object] | None = None
+) -> FastAPI:
+    """`resident`: given the model's turn (a context manager for another thread's work), the
+    commands' resident model started beside the server for as long as it runs (an object
+    with close(), or None); cli/serve.py's, resident/server.beside."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        token = anyio.lowlevel.current_token()
+        opened = (
+            await anyio.to_thread.run_sync(resident, lambda: model.held_from(token)) if resident else None
+        )
+        try:
+            yield
+        finally:
+            if opened is not None:  # on a thread: its running request still takes turns on this loop
+                await anyio.to_thread.run_sync(opened.close)
+
+    app = FastAPI(title="pedit serve", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     model = app.state.model = Model(backend, cost, config.queue, config.speculate)
     app.add_middleware(Guard, config=config)
     if config.cors:  # outside the guard: a browser's preflight carries no key

@@ -9,6 +9,7 @@ whole or streamed, the same for /v1/chat/completions and /v1/completions.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -62,6 +63,18 @@ class Model:
 
     def leave(self) -> None:
         self._turn.release()
+
+    @contextlib.contextmanager
+    def held_from(self, token) -> Iterator[None]:
+        """The model's turn for work on a thread outside the event loop (`token`'s): a
+        command's request that the server answers as the resident model (resident/server.py,
+        Beside). It waits as a request does, in line with the requests, and holds the model
+        until the work ends."""
+        anyio.from_thread.run(self._turn.acquire, token=token)
+        try:
+            yield
+        finally:
+            anyio.from_thread.run_sync(self._turn.release, token=token)
 
     async def run(self, fn, *args):
         """fn(*args) on the model's worker (the caller holds the model). Cancelled, it

@@ -8,6 +8,7 @@ the session checks after every event, so the app never blocks on the model.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,13 +76,19 @@ class PeditApp(Actions, Loading, Endings, App[int]):
         options: EngineOptions | None = None,
         system: str | None = None,
         force: bool = False,
+        share: Callable[[str, Loaded, Callable], object] | None = None,
     ) -> None:
         """load(model) -> Loaded (the backend and its cost model): how to load a model (the
-        CLI's loading.load_with_cost, or a test's); called in a worker thread."""
+        CLI's loading.load_with_cost, or a test's); called in a worker thread.
+        share(model, loaded, turn) -> an object with close(), or None: offers the session's
+        model to pedit's commands while the session runs (the CLI's: resident/server.beside),
+        `turn` giving them the model between the session's turns."""
         super().__init__()
         self.source = fileio.read(path, force=force)
         fileio.check_writable(path, force=force)
-        self.path, self.load, self.model, self.force = path, load, model, force
+        self.path, self.load, self.model, self.force, self.share = path, load, model, force, share
+        self.model_lock = threading.Lock()  # the session's turn, or a command's (share)
+        self.shared: object | None = None  # what share returned for the model loaded now
         self.options = options or EngineOptions()
         self.system = system
         self.session: Session | None = None
@@ -145,7 +152,7 @@ class PeditApp(Actions, Loading, Endings, App[int]):
             if self.session is None:
                 return
         else:
-            self._take_model(message.loaded)
+            self._take_model(message.loaded, message.name)
             self.model = message.name
             self.set_status(f"model {message.name}")
         self.instruction.disabled = False
@@ -178,8 +185,9 @@ class PeditApp(Actions, Loading, Endings, App[int]):
         session = self.session
         assert session is not None
         try:
-            for message in batched(session.run(instruction, cancelled=lambda: worker.is_cancelled)):
-                self.post_message(message)
+            with self.model_lock:  # a command answered by this session's model (share) ends first
+                for message in batched(session.run(instruction, cancelled=lambda: worker.is_cancelled)):
+                    self.post_message(message)
         except Exception as exc:
             self.post_message(TurnStopped(self._problem(exc), error=True))
             return
@@ -222,6 +230,7 @@ class PeditApp(Actions, Loading, Endings, App[int]):
         self._release_signals()
         # a generation still running (cancelled, between two passes) owns the backend until
         # it returns; the process exit frees it then
+        self._unshare()  # a command it is answering ends first
         if self.session is not None and not self.running:
             calibration.keep(self.session.options.edit.cost)
             self.session.backend.close()

@@ -3,6 +3,7 @@ PeditApp, whose ModelReady handler calls _take_model), and what a worker's failu
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,9 @@ class Loading:
     options: EngineOptions
     system: str | None
     session: Session | None
+    share: Callable[[str, Loaded, Callable], object] | None
+    shared: object | None
+    model_lock: threading.Lock
 
     @work(thread=True, exclusive=True, group="model")
     def load_model(self, spec: str) -> None:
@@ -53,7 +57,10 @@ class Loading:
     def _log_bug(self, trace: str) -> None:
         self.query_one("#history", RichLog).write(f"internal error (a bug in pedit):\n{trace}")
 
-    def _take_model(self, loaded: Loaded) -> None:
+    def _take_model(self, loaded: Loaded, spec: str) -> None:
+        """The session's model is `loaded` now (the old one closed); pedit's commands are
+        offered it (share) in place of the old."""
+        self._unshare()  # before the old model closes: a command it is answering ends first
         backend, cost = loaded.backend, loaded.cost
         if self.session is None:
             options = self.options if cost is None else self.options.costed(cost)
@@ -65,3 +72,16 @@ class Loading:
             calibration.keep(self.session.options.edit.cost)  # the old model's passes, for its next run
             self.session.switch_backend(backend, cost)
             old.close()
+        if self.share is not None:
+            self._share(spec, loaded)
+
+    @work(thread=True, exclusive=True, group="share")
+    def _share(self, spec: str, loaded: Loaded) -> None:
+        """Offer the model to pedit's commands (a resident process of the same settings is
+        asked to stop first: it may take a moment, so not on the app's thread)."""
+        self.shared = self.share(spec, loaded, lambda: self.model_lock)
+
+    def _unshare(self) -> None:
+        shared, self.shared = self.shared, None
+        if shared is not None:
+            shared.close()
