@@ -266,3 +266,48 @@ def test_an_entry_from_before_the_heads_share_takes_the_priors(tmp_path):
     entry.write_text(old.to_json())  # as an older pedit wrote it: its passes are kept
     again = calibration.cached(backend, "m", tmp_path, lambda b: pytest.fail("measured again"))
     assert again.head == calibration.prior().head != () and again.seconds == BASE.seconds
+
+
+def test_a_process_that_lives_on_plans_each_request_by_the_passes_before_it():
+    """The resident model, pedit serve and a session re-price their cost model before each
+    request (costmodel.repriced): a size the requests before ran SEEN times is priced as it
+    ran, as a new process would read it from the cache. Without a log, nothing changes."""
+    log = Passes(BASE)
+    cost = log.model()
+    for _ in range(SEEN):
+        log.add(8, 256, 0.02)  # a request's passes: 8 rows cost 0.02 s here, not 0.05
+    assert cost.cost(8) == 0.05 and costmodel.repriced(cost).cost(8) == 0.02
+    assert costmodel.repriced(cost).log is log and costmodel.repriced(None) is None
+    assert costmodel.repriced(BASE) is BASE
+
+
+def test_the_resident_prices_each_request_by_the_ones_before_it(tmp_path, monkeypatch):
+    """resident/server.answer: the model's cost model is priced again before each request,
+    by the passes the earlier requests logged."""
+    import socket
+
+    from pedit.app.loading import Loaded
+    from pedit.app.options import EngineOptions
+    from pedit.app.templates import BUILTIN
+    from pedit.resident import protocol, server
+    from pedit.resident.protocol import LoadSettings, Request
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    log = Passes(BASE)
+    load = LoadSettings(model="m", backend="reference", n_ctx=2048, threads=None, speculate_off=False)
+    state = server.State(
+        load=load, keep_alive=60, loaded=Loaded(backend=open_backend("reference"), cost=log.model())
+    )
+    for _ in range(SEEN):
+        log.add(8, 256, 0.02)  # what the requests before this one ran
+    req = Request(kind="rewrite", template=BUILTIN["edit"], instruction="Keep it.", options=EngineOptions(),
+                  system=None, force=False, chunk_tokens=None, text=FILE, name="a.py")  # fmt: skip
+    a, b = socket.socketpair()
+    try:
+        with a, b:
+            server.answer(state, a, req)
+            while protocol.receive_message(b)[0] != "outcome":
+                pass
+    finally:
+        state.loaded.backend.close()
+    assert state.loaded.cost.cost(8) == 0.02 and state.loaded.cost.log is log

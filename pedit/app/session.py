@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from ..backends import AnyBackend
 from ..checks.guard import incomplete
-from ..engine.costmodel import CostModel
+from ..engine.costmodel import CostModel, repriced
 from ..engine.decode import PromptTooLong
 from ..engine.edit import EditOptions, edit_events, local, prompt_size
 from ..engine.grammar import json_grammar
@@ -108,6 +108,8 @@ class Session:
             self._from = len(self._done)  # a new conversation (or the old one was too long)
         if self.options.edit.cost is None and self.options.edit.speculate == "auto" and local(self.backend):
             self.options = self.options.costed(measure_cost(self.backend))
+        elif self.options.edit.cost is not None:  # priced again by the turns before this one
+            self.options = self.options.costed(repriced(self.options.edit.cost))
         t0 = time.perf_counter()
         first = finished = None
         try:

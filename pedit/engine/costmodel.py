@@ -232,6 +232,14 @@ class Passes:
         return replace(self.base, sizes=sizes, seconds=tuple(prices[n] for n in sizes), log=self)
 
 
+def repriced(cost: CostModel | None) -> CostModel | None:
+    """`cost` priced again by every pass its log holds, this process's too (Passes.model):
+    a process that lives on (the resident model, pedit serve, a session) plans its next
+    request by what the ones before it cost, as a new process reads them from the cache.
+    Without a log, `cost` as it is."""
+    return cost.log.model() if cost is not None and cost.log is not None else cost
+
+
 GROWTH_SIZES = (1, 8, 32, 64)
 HEAD_SIZES = (8, 32, 64)  # sizes timed again with the last row's logits alone (the head's share)
 STEPS = 16  # consecutive one-token steps timed (their median)

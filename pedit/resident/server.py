@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import __version__
@@ -102,11 +102,13 @@ def answer(state: State, conn: socket.socket, req: Request) -> None:
     from ..app.answercache import AnswerCache
     from ..app.jobs import Job
     from ..app.refactor import rewrite
+    from ..engine.costmodel import repriced
     from ..machine import calibration
     from ..models import cache_root
     from .failures import failure
 
-    loaded = state.loaded
+    # priced again by the passes every request before it made (a new process reads them from the cache)
+    loaded = state.loaded = replace(state.loaded, cost=repriced(state.loaded.cost))
     answers = AnswerCache(cache_root() / "answers") if req.answer_cache else None
     job = Job(
         backend=loaded.backend, template=req.template, instruction=req.instruction,

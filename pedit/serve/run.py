@@ -19,7 +19,7 @@ import anyio
 import anyio.to_thread
 
 from ..engine.chat import chat_draft, chat_prompt, completion_events
-from ..engine.costmodel import CostModel
+from ..engine.costmodel import CostModel, repriced
 from ..engine.decode import DecodeOptions
 from ..events import Event, Finished, Prefilled, Progress, Stats, TokenGenerated, TokensAccepted
 from . import api, tools
@@ -84,7 +84,9 @@ class Model:
     def start(self, call: api.Call) -> Answer:
         """The answer to one call (the caller holds the model). A prompt the
         context cannot take is refused here, before any event. The prefix the prompt
-        shares with what the cache holds (the previous request's) is not read again."""
+        shares with what the cache holds (the previous request's) is not read again. The
+        cost model is priced again by the passes the requests before it made."""
+        self.cost = repriced(self.cost)
         tooled = tools.propose(call.messages, call.prediction) if call.messages and call.prediction else None
         if tooled is not None:
             call = dataclasses.replace(call, prediction=tooled.draft)
