@@ -476,6 +476,9 @@ def test_the_resident_configuration_starts_one_resident_and_stops_it(monkeypatch
     assert got == [("pedit", -1, 0), ("resident", -1, 0), ("pedit", 0, 0), ("resident", 0, 0)]
     assert runs[2].output == runs[3].output
     assert runs[1].load_seconds > 0.1 > runs[3].load_seconds  # the start, then a connection
+    # the command's own: all but the connection and the time its answer took, asked to outcome
+    x = runs[3]
+    assert 0 < x.answering_seconds and x.load_seconds + x.answering_seconds < x.seconds
     assert _residents() == before and not (isolated_dirs / "run" / "pedit").exists()
 
 

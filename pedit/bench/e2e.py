@@ -91,6 +91,8 @@ class E2ERun:
     rejections: int = 0  # passes that rejected drafts
     rejected_seconds: float = 0.0  # what their rejected rows cost
     runs: int = 1  # the model's runs (a fix's parts), each reading its own prompt's frame
+    # the files' answers, asked to outcome (--stats-json); None: runs before it was kept
+    answering_seconds: float | None = None
 
     @property
     def startup_seconds(self) -> float:
@@ -166,7 +168,7 @@ def run_once(
         skeleton_tokens=figures.get("skeleton_tokens"),
         passes_by_size=figures.get("passes_by_size", {}),
         rejections=figures.get("rejections", 0), rejected_seconds=figures.get("rejected_seconds", 0.0),
-        runs=figures.get("runs", 1),
+        runs=figures.get("runs", 1), answering_seconds=figures.get("answering_seconds"),
     )  # fmt: skip
 
 

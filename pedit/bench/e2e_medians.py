@@ -36,6 +36,7 @@ def medians(runs: list[dict], task: str, config: str) -> dict | None:
     out["startup_seconds"] = max(0.0, out["seconds"] - out["load_seconds"] - out["prefill_seconds"]
                                  - (out["tool_seconds"] or 0.0) - out["decode_seconds"])  # fmt: skip
     out["middle"] = sorted(mine, key=lambda x: x["decode_seconds"])[len(mine) // 2]  # its answer's figures
+    out["all"] = mine
     read = [x["prompt_tokens"] - x["cached_tokens"] for x in mine]
     out["read"] = statistics.median(read)
     out["file_tokens"] = mine[0]["file_tokens"]

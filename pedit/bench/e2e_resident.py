@@ -2,11 +2,15 @@
 (the `resident` configuration, e2e.py), beside a new process that loads its model, `pedit
 serve`'s request and the best llama-server's; and the goals a resident command is held to.
 
-A resident command's own cost is what it spends outside the model's work: its start-up
-(Python, the thin client's imports, reading and writing) and its connection to the
-resident (the `load` of its --stats-json), that is its seconds - prompt - tools - answer."""
+A resident command's own cost is what it spends outside its files' answers: its start-up
+(Python, the thin client's imports, reading, checking and writing) and its connection to
+the resident (the `load` of its --stats-json), that is its seconds - the seconds from
+asking for the answers to their outcome (`answering_seconds`: the model's runs, the
+tools, the resident's own work on the request, the stream back)."""
 
 from __future__ import annotations
+
+import statistics
 
 from .e2e import COPY, FIRST
 from .e2e_medians import best_peer, first_command, medians
@@ -23,8 +27,17 @@ def _rows(data: dict, ids: list[str]):
 
 
 def own(x: dict) -> float:
-    """A resident command's own seconds: start-up and connection (medians' split)."""
+    """A resident command's own seconds, start-up and connection: the median over its runs
+    of its seconds less its answers' (runs from before `answering_seconds` was kept: all but
+    the prompt, the tools and the answer)."""
+    runs = [r for r in x["all"] if r.get("answering_seconds") is not None]
+    if runs and len(runs) == len(x["all"]):
+        return statistics.median(r["seconds"] - r["answering_seconds"] for r in runs)
     return x["startup_seconds"] + x["load_seconds"]
+
+
+def _connection(x: dict) -> float:
+    return statistics.median(r["load_seconds"] for r in x["all"])
 
 
 def _same(data: dict, task: str) -> str:
@@ -48,7 +61,7 @@ def section(data: dict, ids: list[str]) -> list[str]:
         peer = f"{best[0] / r['seconds']:.2f}x" if best else "–"
         rows.append(
             f"| {t} | {p['seconds']:.1f} | {r['seconds']:.1f} | {p['seconds'] / r['seconds']:.2f}x | "
-            f"{own(r):.2f} ({r['startup_seconds']:.2f} + {r['load_seconds']:.2f}) | {split} | {serve} | "
+            f"{own(r):.2f} ({own(r) - _connection(r):.2f} + {_connection(r):.2f}) | {split} | {serve} | "
             f"{peer} | {_same(data, t)} |"
         )
     if not rows:
@@ -67,8 +80,10 @@ def section(data: dict, ids: list[str]) -> list[str]:
         "starts a process that keeps the model loaded; each later one connects to it over a Unix socket, "
         "sends the file's text and its job, and streams the answer back; no answer cache in either "
         "configuration, so the model runs every time). Own cost: the command's start-up (Python, the "
-        "client's imports, reading and writing) + its connection, all but the prompt, the tools and the "
-        f"answer. Serve: pedit serve's request, and the resident CLI's seconds over it.{started}",
+        "client's imports, reading, checking and writing) + its connection: its seconds less the seconds "
+        "from asking for its file's answer to the outcome (`answering_seconds` in --stats-json: the model's "
+        "runs, the tools, the resident's own work on the request, the stream back). Serve: pedit serve's "
+        f"request, and the resident CLI's seconds over it.{started}",
         "",
         "| task | new process s | resident s | new process / resident | own cost s (start-up + "
         "connection) | prompt / tools / answer s | pedit serve s = resident / serve | best llama-server / "

@@ -32,6 +32,9 @@ class Report:
     device: str = ""
     model: str | None = None
     load_seconds: float = 0.0
+    # the files' answers, from asking to the outcome (the model's runs, the tools, and for a
+    # resident model its work and the stream back): the rest of the command is its own
+    answering_seconds: float = 0.0
 
     # a file's name, a path or a model's message may hold `[/]`: never read as markup
     def say(self, name: str, message: str) -> None:
@@ -94,6 +97,7 @@ def write_stats(
         "temperature": sampling.temperature,
         "seed": sampling.seed,
         "load_seconds": report.load_seconds,  # the model's loading (and the server's listing)
+        "answering_seconds": report.answering_seconds,  # the files' answers, asked to outcome
         "files": [
             {"file": r["file"], **r.get("stats", {}), **{k: r[k] for k in _KEPT if k in r}}
             for r in report.records

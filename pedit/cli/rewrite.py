@@ -309,6 +309,7 @@ class Run:
         file's tokens (a rewrite's). A summary in one run streams to stdout as it is written
         (the live view: status only), unless a constraint must be seen complete before
         anything is printed."""
+        t0 = time.perf_counter()
         begun = answerer.begin(self._kind, source, count=self.template.kind == "rewrite")
         if begun.cached:
             said = "answered before with these settings: the same answer, no model run"
@@ -324,7 +325,10 @@ class Run:
             self.report.dim(f"pedit: {label}: {stats_line(finished.stats)}")
             return finished
 
-        return Ran(source=source, outcome=answer(begun.stream, show)), sink, begun.tokens
+        try:
+            return Ran(source=source, outcome=answer(begun.stream, show)), sink, begun.tokens
+        finally:
+            self.report.answering_seconds += time.perf_counter() - t0
 
     @property
     def _kind(self) -> str:

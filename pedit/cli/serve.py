@@ -78,6 +78,8 @@ def serve_command(
     Binds 127.0.0.1; any other address needs --api-key; a web page's request is refused
     unless --cors-origin names its origin. Every bound and what a client sees when it is
     reached: docs/serve.md, "Limits and failure modes".
+    While it runs, pedit's commands with the same model and settings use its model, and
+    load none (keep_alive 0: they do not).
     """
     _refuse(backend, host, api_key)
     import uvicorn

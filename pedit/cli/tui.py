@@ -57,7 +57,8 @@ def tui_command(
     and go on; each answer is the draft of the next, and the model keeps the
     conversation in its cache, so later turns start faster.
 
-    `pedit FILE` (a file and no command) does the same. Keys: F1 in the app.
+    `pedit FILE` (a file and no command) does the same. Keys: F1 in the app. While it
+    runs, pedit's commands with the same model and settings use its model.
     """
     from ..app import config
     from ..app.loading import load_with_cost
