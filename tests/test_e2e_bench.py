@@ -478,10 +478,32 @@ def test_the_resident_configuration_starts_one_resident_and_stops_it(monkeypatch
     assert runs[1].load_seconds > 0.1 > runs[3].load_seconds  # the start, then a connection
     # the command's own: all but the connection and the time its answer took, asked to outcome
     x = runs[3]
-    assert 0 < x.answering_seconds and x.load_seconds + x.answering_seconds < x.seconds
+    assert x.answering_seconds > 0 and x.load_seconds + x.answering_seconds < x.seconds
     assert _residents() == before and not (isolated_dirs / "run" / "pedit").exists()
 
 
 def _residents() -> set[int]:
     done = subprocess.run(["pgrep", "-f", "pedit.resident.server"], capture_output=True, text=True)
     return {int(p) for p in done.stdout.split()}
+
+
+def test_the_configurations_share_one_users_cache_but_the_resident(monkeypatch):
+    """Every configuration but the resident runs in one user cache (what pedit's runs learn,
+    pedit serve and the baseline read); the resident's has its own, and its own runtime
+    directory, so that its first warm-up is a new user's first command."""
+    seen = []
+    from types import SimpleNamespace
+
+    def run_once(task, config, repeat, env, baseline):
+        seen.append((config, env))
+        return SimpleNamespace(config=config)
+
+    monkeypatch.setattr(e2e, "run_once", run_once)
+    monkeypatch.setattr(e2e, "_stop_resident", lambda env: None)
+    e2e.run_all([TASK], ["pedit", "resident", "plain", "pedit serve"], 1)
+    caches = {config: env["XDG_CACHE_HOME"] for config, env in seen}
+    assert caches["pedit"] == caches["plain"] == caches["pedit serve"] != caches["resident"]
+    runtime = {config: env.get("XDG_RUNTIME_DIR") for config, env in seen}
+    assert runtime["resident"] != runtime["pedit"]
+    assert {config: env["PEDIT_KEEP_ALIVE"] for config, env in seen} == {
+        "pedit": "0", "resident": "-1", "plain": "0", "pedit serve": "0"}  # fmt: skip

@@ -197,7 +197,8 @@ def run_all(
     cache and a runtime directory of its own, so that its first warm-up is a new user's
     first command too, the one that starts the resident model; it is stopped at the end."""
     with contextlib.ExitStack() as stack:
-        envs = {c: _user(stack, resident=c == "resident") for c in configs}
+        shared = _user(stack, resident=False)  # one user's cache: what pedit's runs learn, serve reads
+        envs = {c: _user(stack, resident=True) if c == "resident" else shared for c in configs}
         runs = []
         for config in (c for c in COMMANDS if c in configs):
             for task in sorted(tasks, key=lambda t: t.id != FIRST):  # untimed in the medians
