@@ -29,7 +29,7 @@ import numpy as np
 from .base import BackendError, Capabilities, check_room, detokenize_bytes
 from .chat import CHATML, ChatTemplate
 
-BRANCHES = 7  # branches eval_branches counts as one pass (llama.cpp's figure)
+BRANCHES = 15  # branches eval_branches counts as one pass (llama.cpp's figure)
 
 COPY_CONTEXT = 24  # the copy term matches up to this many tokens of context
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")

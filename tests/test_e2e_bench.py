@@ -4,6 +4,7 @@ figures read back from --stats-json), and the goals computed from the medians.""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -507,3 +508,15 @@ def test_the_configurations_share_one_users_cache_but_the_resident(monkeypatch):
     assert runtime["resident"] != runtime["pedit"]
     assert {config: env["PEDIT_KEEP_ALIVE"] for config, env in seen} == {
         "pedit": "0", "resident": "-1", "plain": "0", "pedit serve": "0"}  # fmt: skip
+
+
+def test_the_commands_read_pedits_compiled_bytecode():
+    """A pip install compiles pedit's modules; an editable checkout under
+    PYTHONDONTWRITEBYTECODE would compile them again in every timed command: the runs
+    compile them first (a module's bytecode, removed, is written again)."""
+    from pedit.bench import e2e_resident
+
+    pyc = Path(importlib.util.cache_from_source(e2e_resident.__file__))
+    pyc.unlink(missing_ok=True)
+    e2e.compiled(sys.executable)
+    assert pyc.is_file()

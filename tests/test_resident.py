@@ -256,15 +256,26 @@ def test_a_resident_killed_mid_request_leaves_the_file_to_this_process(tmp_path,
     assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
 
 
-def test_the_command_imports_no_numpy_when_its_model_is_resident(tmp_path, runtime):
-    (tmp_path / "a.md").write_text(ESSAY)
-    assert pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path).returncode == 0  # started
+CODE = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "argv"),
+    [("a.md", ESSAY, ["fix"]), ("a.py", CODE, ["refactor", "a.py", "rename s to acc"])],
+    ids=["fix", "rename"],
+)
+def test_the_command_imports_no_numpy_when_its_model_is_resident(tmp_path, runtime, name, text, argv):
+    """Nor the tools the model's side runs: a rename's names are checked before the request
+    (a name the file lacks), the rename itself (rope) is the resident's."""
+    (tmp_path / name).write_text(text)
+    argv = argv if len(argv) > 1 else [*argv, name]
+    assert pedit(*argv, "--stdout", *REF, cwd=tmp_path).returncode == 0  # started
     probe = (
         "import sys, atexit\n"
-        "heavy = ('numpy', 'llama_cpp', 'torch')\n"
+        "heavy = ('numpy', 'llama_cpp', 'torch', 'rope')\n"
         "seen = lambda: repr([m for m in heavy if m in sys.modules])\n"
         "atexit.register(lambda: open('imported.json', 'w').write(seen()))\n"
-        "sys.argv = ['pedit', 'fix', 'a.md', '--stdout', '-b', 'reference']\n"
+        f"sys.argv = ['pedit', *{argv!r}, '--stdout', '-b', 'reference']\n"
         "from pedit.cli.app import main\n"
         "main()\n"
     )

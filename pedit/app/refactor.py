@@ -35,7 +35,6 @@ wholefile.rewrite.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Generator
 from dataclasses import replace
@@ -91,15 +90,6 @@ def _ask(job: Job, instruction: str) -> tuple[Intent, Stats]:
     req = extract.request(intents.ASK.format(instruction=instruction), "request.txt")
     fin = finish(extract.run_one(req, "summary", "intent"))
     return intents.from_extracted(fin.text, instruction), fin.stats
-
-
-def precheck(instruction: str | None, text: str, filename: str) -> None:
-    """UsageError now, before a model loads, for a rename of a name the file lacks."""
-    found = intents.parse(instruction)
-    if found.kind == RENAME and supported(filename):
-        # a file that does not parse (RenameError): the model alone, checked by the guard
-        with contextlib.suppress(RenameError):
-            rename(text, filename, found.renames, within=found.within)
 
 
 def proposal(

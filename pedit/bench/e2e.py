@@ -196,6 +196,8 @@ def run_all(
     baseline's warm-ups (repeat -1 too) follow pedit's. The resident configuration has a
     cache and a runtime directory of its own, so that its first warm-up is a new user's
     first command too, the one that starts the resident model; it is stopped at the end."""
+    for python in {sys.executable, *([str(baseline)] if baseline else [])}:
+        compiled(python)
     with contextlib.ExitStack() as stack:
         shared = _user(stack, resident=False)  # one user's cache: what pedit's runs learn, serve reads
         envs = {c: _user(stack, resident=True) if c == "resident" else shared for c in configs}
@@ -213,6 +215,14 @@ def run_all(
                     progress(f"round {r + 1}/{repeats}: {task.id}, {config}")
                     runs.append(run_once(task, config, r, envs[config], baseline))
     return runs
+
+
+def compiled(python: str) -> None:
+    """The pedit that `python` imports with its bytecode written, as pip's install of it
+    has: an editable checkout run under PYTHONDONTWRITEBYTECODE (as this machine's shell
+    sets) would otherwise compile every module of it again in every command."""
+    code = "import compileall, os, pedit; compileall.compile_dir(os.path.dirname(pedit.__file__), quiet=1)"
+    subprocess.run([python, "-c", code], check=True, cwd=tempfile.gettempdir(), capture_output=True)
 
 
 def _user(stack: contextlib.ExitStack, resident: bool) -> dict[str, str]:

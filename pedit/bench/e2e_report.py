@@ -340,7 +340,9 @@ def _caches(data: dict) -> str:
     return ("the runs have a user cache of their own, empty but for the model, and each task runs once "
             "untimed first (the cost model and the prompt cache on disk, as after a user's first command; "
             f"the first of these is a new user's first command, {FIRST}'s when it is one of the tasks, set "
-            "against its later runs in the goals).")  # fmt: skip
+            "against its later runs in the goals)"
+            + ("; pedit's bytecode compiled before the runs, as pip's install of it is."
+               if data.get("bytecode") else "."))  # fmt: skip
 
 
 def markdown(data: dict, chart: str | None = None) -> str:

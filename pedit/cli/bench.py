@@ -270,7 +270,7 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
             tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline
         )
     return {
-        "kind": "e2e", "command": _command(), "started": started, "machine": machine(),
+        "kind": "e2e", "command": _command(), "started": started, "machine": machine(), "bytecode": True,
         **({"baseline": e2e.version(options.baseline)} if options.baseline else {}),
         **({"peer_build": e2e.servers.peer_build()} if options.with_peers else {}),
         "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],

@@ -44,7 +44,17 @@ class Files:
             with fileio.locked(Path(name)):
                 pass  # another pedit on it: said now, not after loading the model
         if intent is not None and source.text.strip():
-            from ..app.refactor import precheck
-
-            precheck(intent, source.text, source.name)
+            _names(intent, source.text, source.name)
         return source
+
+
+def _names(instruction: str, text: str, filename: str) -> None:
+    """UsageError now, before a model loads, for a rename of a name the file lacks: the
+    file's names only (the rename itself is the refactor's, in whoever runs the model)."""
+    from ..tools import intent, rename
+
+    found = intent.parse(instruction)
+    if found.kind == intent.RENAME and rename.supported(filename):
+        # a file that does not tokenize (RenameError): the model alone, checked by the guard
+        with contextlib.suppress(rename.RenameError):
+            rename.present(text, filename, found.renames)

@@ -49,13 +49,20 @@ def code_names(text: str, filename: str) -> list[tuple[str, int]]:
     return [(name, start) for name, start, _, _ in _tree_sitter_tokens(text, filename, "identifier")]
 
 
-def rename(text: str, filename: str, renames: dict[str, str], *, docs: bool = False,
-           within: str | None = None) -> str:  # fmt: skip
-    """`text` with every rename of `renames` done as the tool does it (see the module)."""
+def present(text: str, filename: str, renames: dict[str, str]) -> None:
+    """UsageError unless every old name of `renames` is a code name of the file: what the
+    command says before a model loads (no rename done: the file's names only). RenameError
+    if the file cannot be tokenized."""
     names = {n for n, _ in code_names(text, filename)}
     missing = [old for old in renames if old not in names]
     if missing:
         raise UsageError(f"{filename}: {', '.join(missing)} is not a name in the file: nothing to rename")
+
+
+def rename(text: str, filename: str, renames: dict[str, str], *, docs: bool = False,
+           within: str | None = None) -> str:  # fmt: skip
+    """`text` with every rename of `renames` done as the tool does it (see the module)."""
+    present(text, filename, renames)
     if _language(filename) == "python":
         span = _span(text, within) if within else None
         for old, new in renames.items():
