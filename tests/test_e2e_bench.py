@@ -520,3 +520,4 @@ def test_the_commands_read_pedits_compiled_bytecode():
     pyc.unlink(missing_ok=True)
     e2e.compiled(sys.executable)
     assert pyc.is_file()
+    assert not any(Path(e2e.__file__).parent.glob("corpus/**/__pycache__"))  # data, not modules

@@ -221,7 +221,10 @@ def compiled(python: str) -> None:
     """The pedit that `python` imports with its bytecode written, as pip's install of it
     has: an editable checkout run under PYTHONDONTWRITEBYTECODE (as this machine's shell
     sets) would otherwise compile every module of it again in every command."""
-    code = "import compileall, os, pedit; compileall.compile_dir(os.path.dirname(pedit.__file__), quiet=1)"
+    code = (
+        "import compileall, os, re, pedit; "
+        "compileall.compile_dir(os.path.dirname(pedit.__file__), quiet=1, rx=re.compile('corpus'))"
+    )  # the corpus's files are data, not modules
     subprocess.run([python, "-c", code], check=True, cwd=tempfile.gettempdir(), capture_output=True)
 
 
