@@ -295,3 +295,78 @@ def test_a_variant_is_the_options_it_changes():
     plain = VARIANTS["plain"].options()
     assert plain.edit.speculate == "off" and plain.tools == ToolOptions()
     assert Variant(keep_bias=0.0).options().keep_bias == 0.0
+
+
+LEARNER = [t for t in FIX if t.learner]
+
+
+def test_the_learner_corpus_has_two_parts_of_each_kind():
+    """Issue 57's corpus: a training part and a held-out part, each with the kinds its goals
+    name (agreement, sentence-start capitals, verb forms after a modal, "to" or "did"), the
+    commas and word choice."""
+    for held in (False, True):
+        part = [t for t in LEARNER if t.heldout == held]
+        counts = {k: sum(1 for t in part for _, kind in t.kinds() if kind == k) for k in KINDS}
+        assert len(part) == 12 and sum(counts.values()) >= 100  # a clause's two commas: two errors
+        assert counts["agreement"] >= 40 and counts["punctuation"] >= 20
+        assert min(counts["capital"], counts["verb form"]) >= 12 and counts["word choice"] >= 5
+
+
+def _learner_data(outputs) -> dict:
+    walden = TASKS["prose-walden"]
+    tasks = [walden, *LEARNER]
+    runs = [evaluate(t, QualityRun(task=t.id, config="m", output=outputs(t), refused=None, seconds=1.0))
+            for t in tasks]  # fmt: skip
+    return {
+        "command": "test", "started": "now", "default": "m",
+        "machine": {"cpu": "cpu", "cores": 2, "python": "3.11"},
+        "tasks": [{"id": t.id, "heldout": t.heldout, "learner": t.learner} for t in tasks],
+        "runs": [r.__dict__ for r in runs],
+    }  # fmt: skip
+
+
+def test_the_learner_goals_and_table_are_the_held_out_files_and_kept_out_of_the_rest():
+    from pedit.bench.quality_report import goal_rows
+
+    right = _learner_data(lambda t: t.reference())
+    rows = {goal: (measured, ok) for goal, measured, ok in goal_rows(right) if goal.startswith("learner")}
+    assert len(rows) == 4 and all(ok for _, ok in rows.values()), rows
+    text = markdown(right, None)
+    assert "| `m` | training | 12 | " in text and "| 100.0 | 100% | 100% | 0 | 1.0 |" in text
+    # walden alone in the general tables: its one file, whatever the learner files did
+    assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 |" in text
+    same = _learner_data(lambda t: t.reference() if t.id == "prose-walden" else t.text())
+    rows = {goal: (measured, ok) for goal, measured, ok in goal_rows(same) if goal.startswith("learner")}
+    assert rows["learner errors, held out: agreement ≥ 80% recall"] == ("0% (0/41)", False)
+    assert rows["learner errors, held out: precision ≥ 95%"] == ("100%", True)  # nothing changed
+    line = next(x for x in markdown(same, None).splitlines() if x.startswith("| `m` | held out | 12 |"))
+    before, after = line.split(" | ")[3:5]
+    assert before == after and 0 < float(before) < 100  # the sources as they are, both
+
+
+def test_runs_merged_keep_each_runs_command_and_start():
+    from pedit.bench.quality_report import merge
+
+    def one(task: str, started: str) -> dict:
+        run = {"task": task, "config": "m", "output": "x", "refused": None, "seconds": 1.0}
+        return {"command": f"run {task}", "started": started, "tasks": [{"id": task}], "runs": [run]}
+
+    got = merge([one("a", "2026-11-27 09:19"), one("b", "2026-11-29 19:30"), one("a", "2026-11-29 19:30")])
+    assert [(r["task"], r["config"]) for r in got["runs"]] == [("a", "m"), ("b", "m")]  # the first a's
+    assert [t["id"] for t in got["tasks"]] == ["a", "b"]
+    assert got["started"] == "2026-11-27 09:19, 2026-11-29 19:30"
+    assert got["command"] == "run a`, `run b"
+
+
+def test_the_sentences_lever_runs_each_sentence_alone_and_joins_them_back():
+    from pedit.bench.levers import Variant, lookup
+
+    text = TASKS["lrn-refund"].text()
+    pieces = lookup("sentences").pieces(text)
+    assert "".join(p + after for p, after in pieces) == text
+    assert all(p and p == p.strip() and not after.strip() for p, after in pieces)
+    assert [p for p, _ in pieces][1:3] == [
+        "I bought a laptop from your shop two weeks ago.",
+        "Unfortunately the battery do not charge.",
+    ]
+    assert Variant().pieces(text) == [(text, "")] and lookup("sentences").pieces("") == [("", "")]

@@ -30,6 +30,7 @@ class Task:
     license: str
     heldout: bool = False  # not looked at while tuning prompts and settings (docs/quality.md)
     natural: bool = False  # the natural-error corpus: the errors writers make, annotated by kind
+    learner: bool = False  # the learner corpus (issue 57): the errors English learners make, by kind
     skeleton: bool = False  # the skeleton set: READMEs with links, badges, code and tables (issue 53)
     check: dict = field(default_factory=dict, hash=False, compare=False)  # refactor checks
 
@@ -71,7 +72,7 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
             category=t["category"], quick=bool(t.get("quick", False)), max_tokens=t.get("max_tokens"),
             source=t.get("source", ""), license=t.get("license", ""),
             heldout=bool(t.get("heldout", False)), natural=bool(t.get("natural", False)),
-            skeleton=bool(t.get("skeleton", False)),
+            learner=bool(t.get("learner", False)), skeleton=bool(t.get("skeleton", False)),
             check=t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:
@@ -95,7 +96,7 @@ _KIND = re.compile(r"^  - `.+?` \u2190 `.+?`(?: \(([^:;)]+))?", re.M)
 # the quality report counts them apart: the errors writers make.
 KINDS = (
     "spelling", "a/an", "article", "agreement", "verb form", "homophone", "doubled word",
-    "preposition", "real word", "apostrophe", "capital", "punctuation",
+    "preposition", "real word", "apostrophe", "capital", "punctuation", "word choice",
 )  # fmt: skip
 
 

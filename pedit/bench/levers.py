@@ -14,7 +14,9 @@ a refactor runs (`notools`: the model alone, no intent, tool draft, edit grammar
 time), whether each run is told which part of the file it is (`partnote`: about 20
 prompt tokens a run; off by default), or the variety of English a fix keeps (`american`:
 always American, whatever the file's), or whether a fix's answer follows its file's
-skeleton grammar (`noskeleton`: without it, the guard alone keeps the skeleton). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
+skeleton grammar (`noskeleton`: without it, the guard alone keeps the skeleton), or whether
+each sentence is fixed as a file of its own (`sentences`: as a learner benchmark runs its
+sentences, one a file). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 (Prompt variants were tried by hand and did not help: see the issue's notes; a field here
 is the place for the next one.)
 """
@@ -50,6 +52,7 @@ class Variant:
     part_note: bool = False  # a run of a file cut in runs told which part it is (jobs.Job.part_note)
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
     skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
+    sentences: bool = False  # each sentence a file of its own (sentences()), as learner benchmarks run them
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -66,6 +69,13 @@ class Variant:
 
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
         return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
+
+    def pieces(self, text: str) -> list[tuple[str, str]]:
+        """What the task's text is run as, each piece with the white space that follows it
+        (put back after its answer): the text itself, or (`sentences`) each sentence."""
+        if not self.sentences:
+            return [(text, "")]
+        return [(s.rstrip(), s[len(s.rstrip()) :]) for s in sentences(text)] or [(text, "")]
 
     @staticmethod
     def combine(variants: list[Variant]) -> Variant:
@@ -98,7 +108,18 @@ VARIANTS: dict[str, Variant] = {
     "partnote": Variant(part_note=True),
     "american": Variant(dialect="american"),
     "noskeleton": Variant(skeleton=False),
+    "sentences": Variant(sentences=True),
 }
+# A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
+# the next sentence is its own (a learner's texts have no abbreviations that end in a dot)
+_SENTENCE = re.compile(r".*?(?:[.!?](?=\s)|\n|$)\s*", re.S)
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences, each with the white space after it ("".join gives the text)."""
+    return [m.group() for m in _SENTENCE.finditer(text) if m.group()]
+
+
 KEEP = re.compile(r"kb(-?\d+(?:\.\d+)?)$")  # kb-1.5: keep-bias β = -1.5
 SUGGEST = re.compile(r"sb(-?\d+(?:\.\d+)?)$")  # sb3: β = 3 on a tool's suggestions in the draft
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import gleu
 from .corpus import KINDS
-from .quality_goals import GOALS, by_kind, configs_of, goals, num, pct, summarize
+from .quality_goals import GOALS, by_kind, configs_of, goals, learner_goals, num, pct, summarize
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
 
@@ -62,22 +63,26 @@ def rich_table(runs: list[QualityRun]):
 def markdown(data: dict, chart: str | None) -> str:
     """docs/quality.md: a section per table (each function below returns its lines), then how
     it is scored (_HOW)."""
-    runs = [QualityRun(**r) for r in data["runs"]]
+    every = [QualityRun(**r) for r in data["runs"]]
     tasks = {t["id"]: t for t in data["tasks"]}
-    heldout = {t for t, d in tasks.items() if d.get("heldout")}
+    learner = {t for t, d in tasks.items() if d.get("learner")}
+    runs = [r for r in every if r.task not in learner]  # the learner corpus has its own section
+    ids = [t for t in tasks if t not in learner]
+    heldout = {t for t in ids if tasks[t].get("heldout")}
     configs = configs_of(runs)
     by = {(r.task, r.config): r for r in runs}
     lines = [
         *_intro(data),
         *_per_configuration(runs, configs),
-        *_without_speculation(by, list(tasks), configs),
+        *_without_speculation(by, ids, configs),
         *(["", f"![quality against seconds per file]({chart})"] if chart else []),
         *_heldout_table(runs, configs, heldout),
-        *_goals_table(runs, data.get("default"), heldout, {t for t in heldout if tasks[t].get("natural")}),
-        *_kinds_table(runs, data.get("default"), tasks),
+        *_goals_table(data),
+        *_kinds_table(runs, data.get("default"), {t: tasks[t] for t in ids}),
+        *_learner_section(every, data.get("default"), tasks),
         *_levers_section(runs, configs),
-        *_fix_table(by, list(tasks), configs, heldout),
-        *_refactor_table(by, list(tasks), configs),
+        *_fix_table(by, ids, configs, heldout),
+        *_refactor_table(by, ids, configs),
         "",
         _HOW,
         "",
@@ -153,11 +158,25 @@ def _heldout_table(runs: list[QualityRun], configs: list[str], heldout: set[str]
     return lines
 
 
-def _goals_table(
-    runs: list[QualityRun], default: str | None, heldout: set[str], natural: set[str]
-) -> list[str]:
+def goal_rows(data: dict) -> list[tuple[str, str, bool | None]]:
+    """The goals of saved runs: the general ones over every task but the learner corpus's
+    (held-out files apart), the natural-error corpus's and the learner corpus's on their
+    held-out files."""
+    tasks = {t["id"]: t for t in data["tasks"]}
+    learner = {t for t, d in tasks.items() if d.get("learner")}
+    runs = [QualityRun(**r) for r in data["runs"]]
+    heldout = {t for t, d in tasks.items() if d.get("heldout") and t not in learner}
+    natural = {t for t in heldout if tasks[t].get("natural")}
+    general = [r for r in runs if r.task not in learner]
+    rows = goals(general, data.get("default"), heldout, natural)
+    mine = {t for t in learner if tasks[t].get("heldout")}
+    known = data.get("default") in configs_of(runs)
+    return rows + (learner_goals(runs, data.get("default"), mine) if known else [])
+
+
+def _goals_table(data: dict) -> list[str]:
     lines = ["", "## Goals", "", "| goal | measured | met |", "|---|---:|:---:|"]
-    for goal, measured, met in goals(runs, default, heldout, natural):
+    for goal, measured, met in goal_rows(data):
         lines.append(f"| {goal} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
     return lines
 
@@ -165,8 +184,9 @@ def _goals_table(
 GROUPS = (  # the columns of the per-kind table: (title, which tasks)
     ("natural errors, tuning", lambda t: t.get("natural") and not t.get("heldout")),
     ("natural errors, held out", lambda t: t.get("natural") and t.get("heldout")),
-    ("the other fix files", lambda t: not t.get("natural")),
+    ("the other fix files", lambda t: not t.get("natural") and not t.get("learner")),
 )
+LEARNER_KINDS = ("agreement", "capital", "verb form", "punctuation", "word choice")
 
 
 def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
@@ -203,6 +223,69 @@ def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, d
                       pct(fixed / changed) if changed else "–"]  # fmt: skip
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     return lines
+
+
+def _learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
+    """The learner corpus (issue 57), per part (training, held out): GLEU of the sources as
+    they are and of the default's outputs, recall, precision, files made worse, seconds per
+    file; then per kind of error, recall and precision."""
+    scored = [r for r in runs if r.fix and "gleu" in r.fix]
+    mine = [r for r in scored if r.config == default]
+    if not mine:
+        return []
+    parts = [(title, {t for t, d in tasks.items() if d.get("learner") and bool(d.get("heldout")) == held})
+             for title, held in (("training", False), ("held out", True))]  # fmt: skip
+    lines = [
+        "",
+        "## Learner errors",
+        "",
+        f"`{default}` on the learner corpus (issue 57): short texts written for the benchmark in the "
+        "style of an English learner's, their errors of the kinds learners make (SOURCES.md); settings "
+        "are chosen on the training part and judged on the held-out part. GLEU (`pedit/bench/gleu.py`, "
+        "the field's n-gram score against the correction, which penalizes an error left as it was; "
+        "one reference: the text SOURCES.md restores) is over the part's files as one corpus, in %. "
+        "`+sentences`: each sentence fixed as a file of its own, as a learner benchmark runs them. "
+        f"Per kind: `{default}`. These files are in no other table of this report.",
+        "",
+        "| configuration | part | files | GLEU, unchanged | GLEU, fixed | recall | precision | made worse "
+        "| s per file |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for config in configs_of(scored):
+        for title, ids in parts:
+            got = [r for r in scored if r.config == config and r.task in ids]
+            if not got:
+                continue
+            s = summarize(got, config)
+            before, after = (_gleu([r.fix[key] for r in got]) for key in ("gleu_source", "gleu"))
+            lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
+                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} |")  # fmt: skip
+    totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}
+    rest = (k for k in (*KINDS, "word", "variety", "layout", "other") if k not in LEARNER_KINDS)
+    shapes = (*LEARNER_KINDS, *rest)
+    kinds = [k for k in shapes if any(k in t for t in totals.values())]
+    lines += [
+        "",
+        "| kind | "
+        + " | ".join(f"{title}: fixed / errors | recall | precision" for title, _ in parts)
+        + " |",
+        "|---|" + "---:|---:|---:|" * len(parts),
+    ]
+    for k in kinds:
+        cells = []
+        for title, _ in parts:
+            errors, fixed, collateral = totals[title].get(k, (0, 0, 0))
+            changed = fixed + collateral
+            cells += [f"{fixed} / {errors}", pct(fixed / errors) if errors else "–",
+                      pct(fixed / changed) if changed else "–"]  # fmt: skip
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _gleu(counts: list[list[int]]) -> float:
+    """GLEU in % of texts' summed counts (gleu.py)."""
+    total = [sum(c[i] for c in counts) for i in range(len(counts[0]))]
+    return 100 * gleu.score(total)
 
 
 def _levers_section(runs: list[QualityRun], configs: list[str]) -> list[str]:
@@ -337,7 +420,8 @@ def chart(data: dict, path: Path) -> bool:
         import matplotlib.ticker
     except ImportError:
         return False
-    runs = [QualityRun(**r) for r in data["runs"]]
+    learner = {t["id"] for t in data["tasks"] if t.get("learner")}  # in their own section only
+    runs = [QualityRun(**r) for r in data["runs"] if r["task"] not in learner]
     fig, ax = plt.subplots(figsize=(8, 4.2), dpi=110)
     markers = "osD^vP*Xh<>p"
     for i, c in enumerate(configs_of(runs)):
@@ -375,5 +459,7 @@ def merge(datas: list[dict]) -> dict:
             tasks.setdefault(t["id"], t)
         if d["command"] not in out["command"]:
             out["command"] += "`, `" + d["command"]
+        if d["started"] not in out["started"]:  # each run's start, as its command
+            out["started"] += ", " + d["started"]
     out["runs"], out["tasks"] = runs, list(tasks.values())
     return out

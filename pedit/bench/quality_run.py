@@ -22,6 +22,7 @@ from ..errors import RefusedError
 from ..events import Event, Finished, drain
 from ..tools.spelling import spellcheck
 from ..ui.runs import answer
+from . import gleu
 from .checks import run_checks
 from .corpus import Task
 from .levers import VARIANTS, Variant, lookup
@@ -82,6 +83,9 @@ def evaluate(task: Task, run: QualityRun) -> QualityRun:
     reference = task.reference()
     if reference is not None:
         run.fix = score_fix(source, run.output, reference, task.kinds(), task.file).to_dict()
+        if task.learner:  # GLEU's counts, of the output and of the source left as it was
+            run.fix["gleu"] = gleu.counts(source, run.output, reference)
+            run.fix["gleu_source"] = gleu.counts(source, source, reference)
     if task.check:
         run.checks = [asdict(c) for c in run_checks(source, run.output, task.check)]
     return run
@@ -112,8 +116,10 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     t0 = time.perf_counter()
     verdict = None
     try:
-        outcome = answer(variant.rewrite(job, source, task.file), show)
-        output, verdict = outcome.text, outcome.check_dict()
+        output = ""
+        for piece, after in variant.pieces(source):
+            outcome = answer(variant.rewrite(job, piece, task.file), show)
+            output, verdict = output + outcome.text + after, outcome.check_dict()
         judged = job.template.judged
         refusal = guard.judge(task.file, source, output, judged=judged) if output != source else None
         refused = refusal.reason if refusal else None

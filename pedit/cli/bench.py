@@ -183,8 +183,7 @@ def _quality_goals(data: dict, out) -> None:
 
     runs = [QualityRun(**r) for r in data["runs"]]
     out.print(qr.rich_table(runs))
-    heldout = {t["id"] for t in data["tasks"] if t.get("heldout")}
-    for goal, measured, met in qr.goals(runs, data.get("default"), heldout):
+    for goal, measured, met in qr.goal_rows(data):
         out.print(f"  {'met' if met else 'NOT met'}: {goal}: {measured}")
 
 
