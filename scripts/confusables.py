@@ -84,7 +84,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
         made = corrections(text, outputs[t.id]) if outputs and t.id in outputs else {}
         for piece in job.pieces(text, t.file, "rewrite"):
             req = job.request(piece, t.file)
-            swaps = fix.swaps_of(req, job.options)
+            swaps = fix.swaps_of(req, job.options.tools)
             _, got = job.scored(req)
             lefts = got.left if got else [None] * len(swaps)
             for w, d, lf in zip(swaps, got.deltas if got else [None] * len(swaps), lefts, strict=True):

@@ -43,6 +43,10 @@ SETS = (
     "threw through", "whole hole", "weak week", "later latter", "were where",
     "was were", "is are", "has have", "does do", "doesn't don't", "isn't aren't", "wasn't weren't",
 )  # fmt: skip
+# the sets whose two members are one verb's two numbers (chosen: one agreement with a noun's number)
+_NUMBER_SETS = frozenset(frozenset(x.split()) for x in (
+    "was were", "is are", "has have", "does do", "doesn't don't", "isn't aren't", "wasn't weren't",
+))  # fmt: skip
 THRESHOLD = 3.0  # nats: e^3 ≈ 20 times likelier
 # Above GUESS, a swap goes into the speculative draft alone (EditRequest.guess: speed only);
 # the model made all 4 tuning swaps scored 2 to 3 nats (`scripts/confusables.py --guess`).
@@ -180,9 +184,10 @@ def chosen(
 ) -> list[Swap]:
     """The swaps the model finds likelier by more than `threshold` (an article by more
     than ARTICLE_THRESHOLD, a real word by more than REAL_THRESHOLD too), the likeliest
-    one per word; of two number swaps that are close (at most NEAR words apart), the
-    likelier: "the streets takes" scores both "street" and "take", and the two together
-    would break what each one mends. `threshold`: THRESHOLD unless given."""
+    one per word; of two swaps of a word's number that are close (at most NEAR words
+    apart: `_agreement`), the likelier: "the streets takes" scores both "street" and
+    "take", "the rooms was" both "room" and "were", and the two together would break what
+    each one mends. `threshold`: THRESHOLD unless given."""
     threshold = THRESHOLD if threshold is None else threshold
     best: dict[int, tuple[float, Swap]] = {}
     for w, d in zip(swaps, deltas, strict=True):
@@ -191,9 +196,16 @@ def chosen(
             best[w.start] = (d, w)
     out: list[tuple[float, Swap]] = []
     for d, w in sorted(best.values(), key=lambda x: -x[0]):
-        if not any(w.kind == o.kind == "number" and _near(text, w, o) for _, o in out):
+        if not any(_agreement(w) and _agreement(o) and _near(text, w, o) for _, o in out):
             out.append((d, w))
     return sorted((w for _, w in out), key=lambda w: w.start)
+
+
+def _agreement(s: Swap) -> bool:
+    """A swap of a word's number: a number swap, or a verb's of the sets whose members a
+    subject's number decides ("the rooms was": "room" or "were", never both)."""
+    pair = frozenset((s.word.lower(), s.replacement.lower()))
+    return s.kind == "number" or (s.kind == "set" and pair in _NUMBER_SETS)
 
 
 def _near(text: str, a: Swap, b: Swap) -> bool:
