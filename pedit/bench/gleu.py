@@ -53,9 +53,14 @@ def score(stats: list[int]) -> float:
     return math.exp(min(0.0, 1 - r / h) + precision)
 
 
+def total(each: Iterable[list[int]]) -> list[int]:
+    """Texts' counts summed, as a corpus's (the formula is taken of the sums)."""
+    out = [0] * (2 + 2 * ORDER)
+    for c in each:
+        out = [a + b for a, b in zip(out, c, strict=True)]
+    return out
+
+
 def corpus(triples: Iterable[tuple[str, str, str]]) -> float:
     """GLEU of (source, hypothesis, reference) texts taken as one corpus."""
-    total = [0] * (2 + 2 * ORDER)
-    for source, hypothesis, reference in triples:
-        total = [a + b for a, b in zip(total, counts(source, hypothesis, reference), strict=True)]
-    return score(total)
+    return score(total(counts(*t) for t in triples))

@@ -253,3 +253,22 @@ def learner_goals(runs: list[QualityRun], default: str, learner: set[str]) -> li
         (f"learner errors, held out: precision ≥ {pct(GOALS['learner_precision'])}", pct(h.precision),
          ge(h.precision, GOALS["learner_precision"])),
     ]  # fmt: skip
+
+
+def kind_table(totals: dict[str, dict[str, tuple[int, int, int]]], kinds: list[str]) -> list[str]:
+    """A markdown table, a row per kind and three columns per group of `totals` ({title:
+    by_kind(...)}): errors fixed / errors, recall, and precision (fixed / (fixed + the
+    changes of that shape that fixed nothing))."""
+    lines = [
+        "| kind | " + " | ".join(f"{title}: fixed / errors | recall | precision" for title in totals) + " |",
+        "|---|" + "---:|---:|---:|" * len(totals),
+    ]
+    for k in kinds:
+        cells = []
+        for counts in totals.values():
+            errors, fixed, collateral = counts.get(k, (0, 0, 0))
+            changed = fixed + collateral
+            cells += [f"{fixed} / {errors}", pct(fixed / errors) if errors else "–",
+                      pct(fixed / changed) if changed else "–"]  # fmt: skip
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines

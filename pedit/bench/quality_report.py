@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import gleu
 from .corpus import KINDS
-from .quality_goals import GOALS, by_kind, configs_of, goals, learner_goals, num, pct, summarize
+from .quality_goals import GOALS, by_kind, configs_of, goals, kind_table, learner_goals, num, pct, summarize
+from .quality_learner import learner_section
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
 
@@ -79,7 +79,7 @@ def markdown(data: dict, chart: str | None) -> str:
         *_heldout_table(runs, configs, heldout),
         *_goals_table(data),
         *_kinds_table(runs, data.get("default"), {t: tasks[t] for t in ids}),
-        *_learner_section(every, data.get("default"), tasks),
+        *learner_section(every, data.get("default"), tasks),
         *_levers_section(runs, configs),
         *_fix_table(by, ids, configs, heldout),
         *_refactor_table(by, ids, configs),
@@ -186,7 +186,6 @@ GROUPS = (  # the columns of the per-kind table: (title, which tasks)
     ("natural errors, held out", lambda t: t.get("natural") and t.get("heldout")),
     ("the other fix files", lambda t: not t.get("natural") and not t.get("learner")),
 )
-LEARNER_KINDS = ("agreement", "capital", "verb form", "punctuation", "word choice")
 
 
 def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
@@ -209,83 +208,8 @@ def _kinds_table(runs: list[QualityRun], default: str | None, tasks: dict[str, d
         "broken otherwise: layout, a line each). Recall: errors of the "
         "kind fixed; precision: fixed / (fixed + such changes).",
         "",
-        "| kind | "
-        + " | ".join(f"{title}: fixed / errors | recall | precision" for title, _ in groups)
-        + " |",
-        "|---|" + "---:|---:|---:|" * len(groups),
     ]
-    for k in kinds:
-        cells = []
-        for title, _ in groups:
-            errors, fixed, collateral = totals[title].get(k, (0, 0, 0))
-            changed = fixed + collateral
-            cells += [f"{fixed} / {errors}", pct(fixed / errors) if errors else "–",
-                      pct(fixed / changed) if changed else "–"]  # fmt: skip
-        lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def _learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
-    """The learner corpus (issue 57), per part (training, held out): GLEU of the sources as
-    they are and of the default's outputs, recall, precision, files made worse, seconds per
-    file; then per kind of error, recall and precision."""
-    scored = [r for r in runs if r.fix and "gleu" in r.fix]
-    mine = [r for r in scored if r.config == default]
-    if not mine:
-        return []
-    parts = [(title, {t for t, d in tasks.items() if d.get("learner") and bool(d.get("heldout")) == held})
-             for title, held in (("training", False), ("held out", True))]  # fmt: skip
-    lines = [
-        "",
-        "## Learner errors",
-        "",
-        f"`{default}` on the learner corpus (issue 57): short texts written for the benchmark in the "
-        "style of an English learner's, their errors of the kinds learners make (SOURCES.md); settings "
-        "are chosen on the training part and judged on the held-out part. GLEU (`pedit/bench/gleu.py`, "
-        "the field's n-gram score against the correction, which penalizes an error left as it was; "
-        "one reference: the text SOURCES.md restores) is over the part's files as one corpus, in %. "
-        "`+sentences`: each sentence fixed as a file of its own, as a learner benchmark runs them. "
-        f"Per kind: `{default}`. These files are in no other table of this report.",
-        "",
-        "| configuration | part | files | GLEU, unchanged | GLEU, fixed | recall | precision | made worse "
-        "| s per file |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for config in configs_of(scored):
-        for title, ids in parts:
-            got = [r for r in scored if r.config == config and r.task in ids]
-            if not got:
-                continue
-            s = summarize(got, config)
-            before, after = (_gleu([r.fix[key] for r in got]) for key in ("gleu_source", "gleu"))
-            lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
-                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} |")  # fmt: skip
-    totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}
-    rest = (k for k in (*KINDS, "word", "variety", "layout", "other") if k not in LEARNER_KINDS)
-    shapes = (*LEARNER_KINDS, *rest)
-    kinds = [k for k in shapes if any(k in t for t in totals.values())]
-    lines += [
-        "",
-        "| kind | "
-        + " | ".join(f"{title}: fixed / errors | recall | precision" for title, _ in parts)
-        + " |",
-        "|---|" + "---:|---:|---:|" * len(parts),
-    ]
-    for k in kinds:
-        cells = []
-        for title, _ in parts:
-            errors, fixed, collateral = totals[title].get(k, (0, 0, 0))
-            changed = fixed + collateral
-            cells += [f"{fixed} / {errors}", pct(fixed / errors) if errors else "–",
-                      pct(fixed / changed) if changed else "–"]  # fmt: skip
-        lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def _gleu(counts: list[list[int]]) -> float:
-    """GLEU in % of texts' summed counts (gleu.py)."""
-    total = [sum(c[i] for c in counts) for i in range(len(counts[0]))]
-    return 100 * gleu.score(total)
+    return lines + kind_table(totals, kinds)
 
 
 def _levers_section(runs: list[QualityRun], configs: list[str]) -> list[str]:

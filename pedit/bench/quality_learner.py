@@ -1,0 +1,57 @@
+"""The quality report's section on the learner corpus (issue 57: `learner` tasks, the errors
+English learners make): GLEU (gleu.py) beside recall and precision, per configuration and
+part (training, held out), then the default's recall and precision per kind of error. The
+learner files are in no other table of the report."""
+
+from __future__ import annotations
+
+from . import gleu
+from .corpus import KINDS
+from .quality_goals import by_kind, configs_of, kind_table, pct, summarize
+from .quality_run import QualityRun
+
+LEARNER_KINDS = ("agreement", "capital", "verb form", "punctuation", "word choice")
+
+
+def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str, dict]) -> list[str]:
+    """The learner corpus (issue 57), per part (training, held out): GLEU of the sources as
+    they are and of the default's outputs, recall, precision, files made worse, seconds per
+    file; then per kind of error, recall and precision."""
+    scored = [r for r in runs if r.fix and "gleu" in r.fix]
+    mine = [r for r in scored if r.config == default]
+    if not mine:
+        return []
+    parts = [(title, {t for t, d in tasks.items() if d.get("learner") and bool(d.get("heldout")) == held})
+             for title, held in (("training", False), ("held out", True))]  # fmt: skip
+    lines = [
+        "",
+        "## Learner errors",
+        "",
+        f"`{default}` on the learner corpus (issue 57): short texts written for the benchmark in the "
+        "style of an English learner's, their errors of the kinds learners make (SOURCES.md); settings "
+        "are chosen on the training part and judged on the held-out part. GLEU (`pedit/bench/gleu.py`, "
+        "the field's n-gram score against the correction, which penalizes an error left as it was; "
+        "one reference: the text SOURCES.md restores) is over the part's files as one corpus, in %. "
+        "`+sentences`: each sentence fixed as a file of its own, as a learner benchmark runs them. "
+        f"Per kind: `{default}`. These files are in no other table of this report.",
+        "",
+        "| configuration | part | files | GLEU, unchanged | GLEU, fixed | recall | precision | made worse "
+        "| s per file |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for config in configs_of(scored):
+        for title, ids in parts:
+            got = [r for r in scored if r.config == config and r.task in ids]
+            if not got:
+                continue
+            s = summarize(got, config)
+            before, after = (
+                100 * gleu.score(gleu.total(r.fix[k] for r in got)) for k in ("gleu_source", "gleu")
+            )
+            lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
+                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} |")  # fmt: skip
+    totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}
+    rest = (k for k in (*KINDS, "word", "variety", "layout", "other") if k not in LEARNER_KINDS)
+    shapes = (*LEARNER_KINDS, *rest)
+    kinds = [k for k in shapes if any(k in t for t in totals.values())]
+    return [*lines, "", *kind_table(totals, kinds)]
