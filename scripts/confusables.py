@@ -69,6 +69,8 @@ KINDS = {
     "article": "article",
     "real": "real word",
     "harper": "harper",
+    "form": "verb form",
+    "comma": "comma",
 }
 
 
@@ -92,7 +94,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
                 kind = KINDS[w.kind]
                 group = "heldout" if t.heldout else "tuning"
                 did = made.get(at + w.start) == w.replacement
-                if w.kind == "harper":  # any edit (a doubled word taken out): judged by distance
+                if w.kind in ("harper", "form", "comma"):  # any edit (a doubled word taken out): judged by distance
                     right, did = _closer(text, at, w, t.reference(), (outputs or {}).get(t.id))
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf, did))
             at += len(piece)
@@ -103,7 +105,7 @@ def _closer(text: str, at: int, w: confusables.Swap, ref: str, output: str | Non
     """(right, made) for an edit of any shape: right when, made alone, it brings the file
     closer to the correct text (token edit distance, as scripts/harper_rules.py judges);
     made when `output` is closer to the file with it made than without."""
-    swapped = text[: at + w.start] + w.replacement + text[at + w.end :]
+    swapped = text[:at] + confusables.apply(text[at:], [w])
     right = distance(tokens(swapped), tokens(ref)) < distance(tokens(text), tokens(ref))
     if output is None:
         return right, False

@@ -296,3 +296,69 @@ def test_the_sure_suggestions_get_the_sure_bias_and_the_others_the_suggestions(r
     assert keep._boost == pytest.approx(want)
     off = _keep_bias(reference, req, prompt, EditOptions(keep_bias=1.5, suggest_bias=4.0))
     assert off._boost == pytest.approx([2.5 if c else 0.0 for c in changed])
+
+
+def test_a_words_other_number_comes_from_its_lemmas():
+    """Issue 57: lemminflect's lemmas and inflections (morphology.py): a verb's and a
+    noun's other number, irregular ones too; none for a word of both numbers, none for
+    "be", "have" and "do" (their numbers are confusion sets)."""
+    from pedit.tools import morphology
+
+    assert morphology.other_number("need") == ("needs",)
+    assert morphology.other_number("children") == ("child",)
+    assert morphology.other_number("fact") == ("facts",)  # listed among its plurals too
+    assert morphology.other_number("sheep") == ()
+    assert morphology.other_number("is") == morphology.other_number("has") == ()
+    assert confusables._number("feet") == ("foot",)
+    assert confusables._number("widgets") == ("widget",)  # outside the lexicon: the -s rule
+
+
+def test_a_verbs_form_after_a_modal_to_did_be_or_a_perfects_have():
+    text = "It can finds it. I want to went. He did not looked. It can be merge. He has went. You must to go."
+    got = [(w.word, w.replacement) for w in candidates(text, "a.md", number=False, real=False) if w.kind == "form"]
+    assert got == [("finds", "find"), ("went", "go"), ("looked", "look"), ("merge", "merged"),
+                   ("went", "gone"), (" to", "")]  # fmt: skip
+    must = [w for w in candidates(text, "a.md", number=False, real=False) if w.word == " to"]
+    assert apply(text, must).endswith("You must go.")
+    # right forms, a break between trigger and word, and the option off: no candidate
+    fine = "It can find it. I want to go. He did not look, to. It has gone. Can. Finds."
+    assert [w for w in candidates(fine, "a.md", number=False, real=False) if w.kind == "form"] == []
+    assert [w for w in candidates(text, "a.md", number=False, real=False, forms=False) if w.kind == "form"] == []
+
+
+def test_comma_candidates_after_an_introduction_and_around_a_relative_clause():
+    """Issue 57: a comma after each of an introduction's first words (one slot a
+    sentence), and before "which"/"who" after a noun, alone or with its closing comma
+    after each word of the clause (one slot a clause); none where a mark is already
+    there, none in a markdown file's code."""
+    from pedit.tools import commas
+
+    text = "After the long talk we left early. The tool which we wrote runs daily.\n"
+    got = commas.candidates(text, "a.md")
+    made = [apply(text, [w]) for w in got]
+    assert made[:5] == [
+        text.replace("After", "After,"), text.replace("the ", "the, ", 1),
+        text.replace("long", "long,"), text.replace("talk", "talk,"), text.replace("we left", "we, left"),
+    ]  # fmt: skip
+    assert len({w.slot for w in got[:5]}) == 1 and len(got) == 5 + 3
+    assert made[5:] == [
+        text.replace("tool which", "tool, which"),
+        text.replace("tool which we wrote", "tool, which we wrote,"),
+        text.replace("tool which we wrote runs", "tool, which we wrote runs,"),
+    ]  # fmt: skip
+    taken = chosen(text, got, [4.0, 3.5, 5.0, 9.0, 3.1, 2.0, 6.0, 1.0])
+    assert apply(text, taken) == "After the long talk, we left early. The tool, which we wrote, runs daily.\n"
+    assert commas.candidates("After the talk, we left. The tool, which we wrote, runs.\n", "a.md") == []
+    assert commas.candidates("When\n\n```\nif x which y z\n```\n", "a.md") == []
+    assert commas.candidates("I know which one it is. Tell me who wrote it.\n", "a.md") == []
+
+
+def test_a_swaps_second_edit_is_made_with_it_and_overlapping_edits_are_not():
+    text = "The tool which we wrote runs."
+    pair = Swap(8, 8, "", ",", kind="comma", slot=9, also=(23, 23, ","))
+    assert apply(text, [pair]) == "The tool, which we wrote, runs."
+    same = Swap(23, 23, "", ",", kind="comma")  # an insertion where the pair's second went: once
+    assert apply(text, [pair, same]) == "The tool, which we wrote, runs."
+    word = Swap(24, 28, "runs", "run")
+    assert apply(text, [pair, word]) == "The tool, which we wrote, run."
+    assert confusables.sure([pair], [pair], [20.0]) == [(8, 8), (23, 23)]

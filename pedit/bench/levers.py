@@ -16,9 +16,10 @@ prompt tokens a run; off by default), or the variety of English a fix keeps (`am
 always American, whatever the file's), or whether a fix's answer follows its file's
 skeleton grammar (`noskeleton`: without it, the guard alone keeps the skeleton), or whether
 each sentence is fixed as a file of its own (`sentences`: as a learner benchmark runs its
-sentences, one a file). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
-(Prompt variants were tried by hand and did not help: see the issue's notes; a field here
-is the place for the next one.)
+sentences, one a file), or the prompt a fix is asked with (`agreement`: its instruction
+names the learner's errors; `examples`: its system prompt shows six corrections; issue 57),
+or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "did";
+`nocommas`: no commas put in). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,28 @@ from ..app.jobs import Job
 from ..app.options import EngineOptions
 from ..app.outcome import Answering
 from ..app.refactor import rewrite
+from ..app.templates import Template
 from ..engine.options import SUGGEST_DELETIONS, EditOptions
-from ..tools.options import ARTICLES, REAL_WORDS, SURE, ToolOptions
+from ..tools.options import ARTICLES, COMMAS, FORMS, REAL_WORDS, SURE, ToolOptions
+
+# The prompts a fix may be asked with instead (Variant.prompt), to measure whether the model
+# fixes what it reads but leaves when told what to look for (issue 57, item 3): a sentence
+# added to the instruction, or examples added to the system prompt. The examples are the
+# developers' own, of the learner corpus's kinds, none of its sentences.
+AGREEMENT = (
+    " Make every verb agree with its subject, start every sentence with a capital letter, "
+    "use a verb's base form after a modal, \"to\" or \"did\", and put a comma after an "
+    "introductory phrase or clause and around a non-restrictive clause."
+)
+EXAMPLES = (
+    "\n\nExamples of the corrections a fix makes (as written -> as fixed):\n"
+    "- The results of the test shows a bug. -> The results of the test show a bug.\n"
+    "- the server restarts every night. -> The server restarts every night.\n"
+    "- You should updates the package. -> You should update the package.\n"
+    "- We decided to moved the office. -> We decided to move the office.\n"
+    "- When the build fails we get an email. -> When the build fails, we get an email.\n"
+    "- Our office which is in Oslo opens at nine. -> Our office, which is in Oslo, opens at nine."
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,9 @@ class Variant:
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
     skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
     sentences: bool = False  # each sentence a file of its own (sentences()), as learner benchmarks run them
+    prompt: str = ""  # "": the command's prompt; "agreement", "examples": a fix's (AGREEMENT, EXAMPLES)
+    forms: bool = FORMS  # a verb's form after a modal, "to" or "did" scored (confusables._forms)
+    commas: bool = COMMAS  # commas put in, scored (commas.py)
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -66,6 +90,14 @@ class Variant:
 
         return EngineOptions(edit=EditOptions(**mine(EditOptions)), tools=ToolOptions(**mine(ToolOptions)),
                              keep_bias=self.keep_bias, skeleton=self.skeleton)  # fmt: skip
+
+    def template(self, template: Template) -> Template:
+        """The command's template, asked with this variant's prompt."""
+        if self.prompt == "agreement":
+            return replace(template, instruction=template.instruction + AGREEMENT)
+        if self.prompt == "examples":
+            return replace(template, system=template.system + EXAMPLES)
+        return template
 
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
         return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
@@ -109,6 +141,10 @@ VARIANTS: dict[str, Variant] = {
     "american": Variant(dialect="american"),
     "noskeleton": Variant(skeleton=False),
     "sentences": Variant(sentences=True),
+    "agreement": Variant(prompt="agreement"),
+    "examples": Variant(prompt="examples"),
+    "noforms": Variant(forms=False),
+    "nocommas": Variant(commas=False),
 }
 # A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
 # the next sentence is its own (a learner's texts have no abbreviations that end in a dot)

@@ -65,6 +65,7 @@ class QualityRun:
     output_tokens: int = 0
     forward_passes: int = 0
     accepted: int = 0
+    prompt_tokens: int = 0  # the prompts' tokens, read or found cached (a prompt's cost)
     fix: dict | None = None  # quality.FixScore.to_dict() for a fix task
     checks: list[dict] = field(default_factory=list)  # checks.Check for a refactor task
     check: dict | None = None  # the refactor's own check of its intent (outcome.Outcome.check_dict)
@@ -102,7 +103,7 @@ def run_baseline(task: Task) -> QualityRun:
 def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
-    template = BUILTIN[task.command]
+    template = variant.template(BUILTIN[task.command])
     options = variant.options().costed(cost)
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()
@@ -136,6 +137,7 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
         run.output_tokens += s.completion_tokens
         run.forward_passes += s.forward_passes
         run.accepted += s.accepted_prediction_tokens
+        run.prompt_tokens += s.prompt_tokens
     return evaluate(task, run)
 
 

@@ -11,8 +11,10 @@ verifies it as it verifies those (keep-bias, keepbias.py).
 
 The sets are the common English confusions (homophones and near-homophones, and the
 verbs whose number a subject decides); beside them, every word whose other number is a
-word too ("take" <-> "takes": `_number`), scored only where the model, reading up to
-it, already prefers the other form (NUMBER_PREFILTER), as a verb after its subject does.
+word too ("take" <-> "takes", "child" <-> "children": `_number`, from lemminflect:
+morphology.py), scored only where the model, reading up to it, already prefers the other
+form (NUMBER_PREFILTER), as a verb after its subject does; a verb's form after a modal,
+"to" or "did" ("can finds": `_forms`); and commas (commas.py).
 THRESHOLD was chosen on the report's fix tasks,
 held-out files excluded: `scripts/confusables.py` prints every swap's Δ and whether it
 was the right correction. Measured (Intel Xeon, 2 cores, 2026-11-25; 958 swaps, 831 of
@@ -32,7 +34,7 @@ from functools import cache
 
 from ..engine import likelihood
 from .options import ARTICLES, REAL_WORDS
-from . import skeleton
+from . import morphology, skeleton
 from .spelling import checker, prose_spans
 
 SETS = (
@@ -64,6 +66,15 @@ REAL_THRESHOLD = 8.0  # nats
 # token is 4 nats likelier, since each read costs a pass's rows (`scripts/confusables.py`).
 ARTICLE_PREFILTER = -4.0
 ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones score 2 to 5
+# A verb's form after a modal, "to", "did" (its base: "can finds" -> "find") or a modal's
+# "be" or a perfect's "have" (its participle: "can be merge" -> "merged"), from lemminflect
+# (morphology.py); read only where the model, reading up to it, prefers it already.
+FORMS = True
+FORM_PREFILTER = 0.0  # nats
+FORM_THRESHOLD = 3.0  # nats
+# A comma put in (commas.py): after an introduction, around a non-restrictive clause.
+COMMA_PREFILTER = 4.0  # nats
+COMMA_THRESHOLD = 3.0  # nats
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 # A suggestion the model's reading finds SURE_THRESHOLD nats likelier is leant on harder
 # (Template.sure_bias): right ones the output declined scored up to 19.0 on the tuning
@@ -87,8 +98,15 @@ class Swap:
     replacement: str
     # "set": a confusion set's; "number": the word's other number; "article": an article
     # put in (start == end: before the word); "real": a word one edit away (_real);
-    # "harper": one of Harper's suggestions, scored for `sure` only (never `chosen`)
+    # "harper": one of Harper's suggestions, scored for `sure` only (never `chosen`); "form":
+    # a verb's form after a modal, "to", "did" or a perfect's "have" (_forms); "comma": a
+    # comma put in (commas.py)
     kind: str = "set"
+    slot: int = -1  # swaps of one slot are one choice (`chosen`: the likeliest); -1: the word's
+    also: tuple[int, int, str] | None = None  # a second edit made with it: (start, end, replacement)
+
+    def edits(self) -> list[tuple[int, int, str]]:
+        return [(self.start, self.end, self.replacement), *([self.also] if self.also else [])]
 
     @property
     def prefilter(self) -> float:
@@ -97,27 +115,35 @@ class Swap:
         prefers it there (a verb's number follows its subject, which comes first); an
         article or a real word only where it prefers it by far (ARTICLE_PREFILTER,
         REAL_PREFILTER)."""
-        return {"number": NUMBER_PREFILTER, "article": ARTICLE_PREFILTER, "real": REAL_PREFILTER}.get(
-            self.kind, likelihood.PREFILTER
-        )
+        return {"number": NUMBER_PREFILTER, "article": ARTICLE_PREFILTER, "real": REAL_PREFILTER,
+                "form": FORM_PREFILTER, "comma": COMMA_PREFILTER}.get(self.kind, likelihood.PREFILTER)  # fmt: skip
 
 
 def candidates(
-    text: str, filename: str, number: bool = NUMBER, articles: bool = ARTICLES, real: bool = REAL_WORDS
+    text: str,
+    filename: str,
+    number: bool = NUMBER,
+    articles: bool = ARTICLES,
+    real: bool = REAL_WORDS,
+    forms: bool = FORMS,
 ) -> list[Swap]:
     """Every member of a set in the prose of `text`, once per other member, and (`number`)
     every other word whose -s form or stem is a word too ("take" <-> "takes", "teach" <->
     "teaches", "fly" <-> "flies": a verb's number, or a noun's), in text order; the case of
     its first letter kept (a word in capitals is left alone). With `articles`, the
-    articles of `_articles` too; with `real`, each word's neighbours of `_real`."""
+    articles of `_articles` too; with `real`, each word's neighbours of `_real`; with
+    `forms`, a verb's forms of `_forms`."""
     out = []
     for a, b in skeleton.within(text, filename, prose_spans(text, filename)):
         last = None  # the word before
         for m in _WORD.finditer(text, a, b):
             word = m.group()
+            gap = text[last.end() : m.start()] if last else "."
+            before = None if _BREAK.search(gap) or "," in gap else last  # in one phrase with it
             if articles:  # the word before, if nothing between them ends a sentence or clause
-                gap = text[last.end() : m.start()] if last else "."
                 out += _articles(text, None if _BREAK.search(gap) else last, m)
+            if forms:
+                out += _forms(text, before, m)
             last = m
             if word.isupper() and len(word) > 1:
                 continue
@@ -143,6 +169,46 @@ def _real(word: str) -> tuple[str, ...]:
     freq = known.word_frequency
     near = [w for w in known.known(known.edit_distance_1(word)) if w != word and len(w) > 1 and "'" not in w]
     return tuple(sorted((w for w in near if freq[w] >= REAL_FREQUENCY), key=lambda w: (-freq[w], w)))
+
+
+_MODALS = frozenset("can could will would shall should may might must".split())
+_DO = frozenset("do does did don't doesn't didn't".split())
+_PERFECT = frozenset("has have had".split())
+_ADVERBS = frozenset("not never also always just only really even still often".split())
+
+
+def _forms(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
+    """A verb's form where the word before it (`before`, in its phrase; an adverb between
+    them skipped: "did not looked") asks for one (morphology.forms_after): its base after a
+    modal, "to" or a "do" ("can finds" -> "find", "to went" -> "go", "did looked" ->
+    "look"), its participle after a "be" or "been" ("can be merge" -> "merged") or a
+    perfect's "have" when it is a base or past form ("has went" -> "gone"); and after a
+    modal, a "to" taken out ("must to finish" -> "must finish")."""
+    while before is not None and before.group().lower() in _ADVERBS:
+        words = list(_WORD.finditer(text, max(0, before.start() - 40), before.start()))
+        prev = words[-1] if words else None
+        gap = text[prev.end() : before.start()] if prev else "."
+        before = None if prev is None or _BREAK.search(gap) or "," in gap else prev
+    if before is None:
+        return []
+    t, word = before.group().lower(), m.group()
+    if t in _MODALS and word.lower() == "to":
+        return [Swap(start=before.end(), end=m.end(), word=text[before.end() : m.end()], replacement="", kind="form")]
+    if t in _MODALS or t in _DO or t == "to":
+        alts = morphology.forms_after(word.lower(), "VB")
+    elif t in ("be", "been"):
+        alts = morphology.forms_after(word.lower(), "VBN")
+    elif t in _PERFECT and morphology.is_form(word.lower(), ("VB", "VBD")):
+        alts = morphology.forms_after(word.lower(), "VBN")
+    else:
+        return []
+    known = _dictionary()
+    return [Swap(start=m.start(), end=m.end(), word=word, replacement=_cased(word, alt), kind="form")
+            for alt in alts if alt in known]  # fmt: skip
+
+
+def _cased(word: str, alt: str) -> str:
+    return alt[0].upper() + alt[1:] if word[0].isupper() else alt
 
 
 def _articles(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
@@ -189,11 +255,13 @@ def chosen(
     "take", "the rooms was" both "room" and "were", and the two together would break what
     each one mends. `threshold`: THRESHOLD unless given."""
     threshold = THRESHOLD if threshold is None else threshold
-    best: dict[int, tuple[float, Swap]] = {}
+    best: dict[tuple[bool, int], tuple[float, Swap]] = {}
     for w, d in zip(swaps, deltas, strict=True):
-        need = {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD)}.get(w.kind, threshold)
-        if d is not None and d > need and d > best.get(w.start, (-1.0, w))[0]:
-            best[w.start] = (d, w)
+        need = {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD),
+                "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD)}.get(w.kind, threshold)  # fmt: skip
+        key = (w.slot >= 0, w.slot if w.slot >= 0 else w.start)
+        if d is not None and d > need and d > best.get(key, (-1.0, w))[0]:
+            best[key] = (d, w)
     out: list[tuple[float, Swap]] = []
     for d, w in sorted(best.values(), key=lambda x: -x[0]):
         if not any(_agreement(w) and _agreement(o) and _near(text, w, o) for _, o in out):
@@ -214,9 +282,15 @@ def _near(text: str, a: Swap, b: Swap) -> bool:
 
 
 def _number(word: str) -> tuple[str, ...]:
-    """The word's other number, if the dictionary knows it: -s, -es, -ies added or taken."""
+    """The word's other number, if the dictionary knows it: a verb's or a noun's other
+    number from lemminflect (morphology.other_number: "need" <-> "needs", "child" <->
+    "children"); for a word its lexicon does not know ("widgets"), -s, -es, -ies added or
+    taken."""
     if len(word) < 3 or "'" in word or word in _CLOSED:
         return ()
+    known = _dictionary()
+    if morphology.known(word):
+        return tuple(f for f in morphology.other_number(word) if f in known and word in known)
     if word.endswith("ies"):
         forms = [word[:-3] + "y"]
     elif word.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
@@ -229,7 +303,6 @@ def _number(word: str) -> tuple[str, ...]:
         forms = [word + "es"]
     else:
         forms = [word + "s"]
-    known = _dictionary()
     return tuple(f for f in forms if f in known and word in known)
 
 
@@ -249,12 +322,17 @@ def _dictionary():
 
 
 def apply(text: str, swaps: list[Swap]) -> str:
-    """`text` with the swaps made (at most one per word: the first given wins)."""
+    """`text` with the swaps made (at most one per word: the first given wins; an edit that
+    overlaps one made already is left out)."""
     chosen: dict[int, Swap] = {}
     for s in swaps:
         chosen.setdefault(s.start, s)
-    for s in sorted(chosen.values(), key=lambda s: s.start, reverse=True):
-        text = text[: s.start] + s.replacement + text[s.end :]
+    edits = sorted((e for s in chosen.values() for e in s.edits()), key=lambda e: (e[0], e[1]), reverse=True)
+    limit, put = len(text) + 1, -1  # the start of the last edit made (they go from the end back),
+    for start, end, rep in edits:  # and where the last insertion went
+        if end > limit or start == end == put:
+            continue
+        text, limit, put = text[:start] + rep + text[end:], start, start if start == end else -1
     return text
 
 
@@ -262,8 +340,9 @@ def sure(taken: list[Swap], swaps: list[Swap], deltas: list[float | None]) -> li
     """The spans (start, end) of the suggestions the model is sure of: the swaps `taken`
     and Harper's ("harper" swaps) whose Δ is SURE_THRESHOLD or more."""
     chosen = set(taken)
-    return [(w.start, w.end) for w, d in zip(swaps, deltas, strict=True)
-            if d is not None and d >= SURE_THRESHOLD and (w in chosen or w.kind == "harper")]  # fmt: skip
+    return [(a, b) for w, d in zip(swaps, deltas, strict=True)
+            if d is not None and d >= SURE_THRESHOLD and (w in chosen or w.kind == "harper")
+            for a, b, _ in w.edits()]  # fmt: skip
 
 
 def doubtful(text: str, draft: str, spans: list[tuple[int, int]]) -> str:

@@ -13,7 +13,7 @@ from ..engine import likelihood
 from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt
 from ..request import EditRequest
-from . import confusables, grammarcheck
+from . import commas, confusables, grammarcheck
 from .options import ToolOptions
 
 
@@ -60,7 +60,9 @@ def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
     """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
     with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
     o = options
-    swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words)
+    swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words, forms=o.forms)
+    if o.commas:
+        swaps += commas.candidates(req.text, req.filename)
     if o.sure and o.harper:
         swaps += [confusables.Swap(start=c.start, end=c.end, word=req.text[c.start : c.end],
                                    replacement=c.replacement, kind="harper")

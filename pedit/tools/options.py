@@ -10,6 +10,8 @@ from .dialect import AUTO
 # Each default was chosen on the quality report's tuning tasks (AMD EPYC, 2026-11-27).
 ARTICLES = False  # did not pay: 2 more tuning errors fixed, none held out, 11% slower
 REAL_WORDS = True  # mean score 0.67 without, 0.70 with (docs/quality.md, `+norealwords`)
+FORMS = True  # issue 57: a verb's form after a modal, "to" or "did" (confusables._forms)
+COMMAS = True  # issue 57: a comma after an introduction, around a non-restrictive clause (commas.py)
 SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
 
 
@@ -25,6 +27,8 @@ class ToolOptions:
     confusables: bool = True  # the confusion sets' swaps the model scores likelier (confusables.py)
     articles: bool = ARTICLES  # with them, a dropped article put back
     real_words: bool = REAL_WORDS  # with them, a word's neighbours at one edit
+    forms: bool = FORMS  # with them, a verb's form after a modal, "to" or "did" (morphology.py)
+    commas: bool = COMMAS  # with them, the commas of commas.py
     sure: bool = SURE  # Harper's suggestions scored too, the sure ones leant on harder
     intents: bool = True  # a refactor through its intent's tools, grammar and check (refactor.py)
     retry: bool = True  # a failed check tried again, then the tool's own edit (refactor.py)
