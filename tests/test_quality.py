@@ -370,3 +370,21 @@ def test_the_sentences_lever_runs_each_sentence_alone_and_joins_them_back():
         "Unfortunately the battery do not charge.",
     ]
     assert Variant().pieces(text) == [(text, "")] and lookup("sentences").pieces("") == [("", "")]
+
+
+def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothing_else():
+    """Issue 57 item 3: `agreement` adds a sentence to the instruction, `examples` six
+    corrections to the system prompt; the other levers leave the template as it is, and
+    `noforms`/`nocommas` turn the learner's candidates off in the tools' options."""
+    from dataclasses import replace as swap
+
+    from pedit.app.templates import BUILTIN
+    from pedit.bench.levers import AGREEMENT, EXAMPLES, Variant, lookup
+
+    fix = BUILTIN["fix"]
+    assert lookup("agreement").template(fix) == swap(fix, instruction=fix.instruction + AGREEMENT)
+    assert lookup("examples").template(fix) == swap(fix, system=fix.system + EXAMPLES)
+    assert Variant().template(fix) is fix and lookup("sentences").template(fix) is fix
+    tools = lookup("noforms").options().tools
+    assert not tools.forms and tools.commas and not lookup("nocommas").options().tools.commas
+    assert Variant().options().tools.forms and Variant().options().tools.commas
