@@ -315,7 +315,8 @@ def test_the_learner_corpus_has_two_parts_of_each_kind():
 def _learner_data(outputs) -> dict:
     walden = TASKS["prose-walden"]
     tasks = [walden, *LEARNER]
-    runs = [evaluate(t, QualityRun(task=t.id, config="m", output=outputs(t), refused=None, seconds=1.0))
+    runs = [evaluate(t, QualityRun(task=t.id, config="m", output=outputs(t), refused=None, seconds=1.0,
+                                   prompt_tokens=40 + 20 * t.heldout))
             for t in tasks]  # fmt: skip
     return {
         "command": "test", "started": "now", "default": "m",
@@ -332,7 +333,7 @@ def test_the_learner_goals_and_table_are_the_held_out_files_and_kept_out_of_the_
     rows = {goal: (measured, ok) for goal, measured, ok in goal_rows(right) if goal.startswith("learner")}
     assert len(rows) == 4 and all(ok for _, ok in rows.values()), rows
     text = markdown(right, None)
-    assert "| `m` | training | 12 | " in text and "| 100.0 | 100% | 100% | 0 | 1.0 |" in text
+    assert "| `m` | training | 12 | " in text and "| 100.0 | 100% | 100% | 0 | 1.0 | 40 |" in text
     # walden alone in the general tables: its one file, whatever the learner files did
     assert "| `m` | 1.00 | 100% | 100% | 1.00 | 0 of 1 |" in text
     same = _learner_data(lambda t: t.reference() if t.id == "prose-walden" else t.text())
@@ -342,6 +343,7 @@ def test_the_learner_goals_and_table_are_the_held_out_files_and_kept_out_of_the_
     line = next(x for x in markdown(same, None).splitlines() if x.startswith("| `m` | held out | 12 |"))
     before, after = line.split(" | ")[3:5]
     assert before == after and 0 < float(before) < 100  # the sources as they are, both
+    assert line.endswith(" | 1.0 | 60 |")  # seconds and prompt tokens per file
 
 
 def test_runs_merged_keep_each_runs_command_and_start():
@@ -373,8 +375,8 @@ def test_the_sentences_lever_runs_each_sentence_alone_and_joins_them_back():
 
 
 def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothing_else():
-    """Issue 57 item 3: `agreement` adds a sentence to the instruction, `examples` six
-    corrections to the system prompt; the other levers leave the template as it is, and
+    """Issue 57 item 3: `agreement` adds a sentence to the instruction (the default's
+    since), `noagreement` takes it out, `examples` adds six corrections to the system prompt; the other levers leave the template as it is, and
     `noforms`/`nocommas` turn the learner's candidates off in the tools' options."""
     from dataclasses import replace as swap
 
@@ -382,7 +384,10 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     from pedit.bench.levers import AGREEMENT, EXAMPLES, Variant, lookup
 
     fix = BUILTIN["fix"]
-    assert lookup("agreement").template(fix) == swap(fix, instruction=fix.instruction + AGREEMENT)
+    assert fix.instruction.endswith(AGREEMENT) and lookup("agreement").template(fix) == fix
+    without = lookup("noagreement").template(fix)
+    assert without == swap(fix, instruction=fix.instruction.removesuffix(AGREEMENT)) != fix
+    assert lookup("agreement").template(without) == fix
     assert lookup("examples").template(fix) == swap(fix, system=fix.system + EXAMPLES)
     assert Variant().template(fix) is fix and lookup("sentences").template(fix) is fix
     tools = lookup("noforms").options().tools

@@ -33,11 +33,14 @@ def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str
         "the field's n-gram score against the correction, which penalizes an error left as it was; "
         "one reference: the text SOURCES.md restores) is over the part's files as one corpus, in %. "
         "`+sentences`: each sentence fixed as a file of its own, as a learner benchmark runs them. "
+        "`+agreement`: the instruction names the learner's errors; `+examples`: the system prompt shows "
+        "six corrections (`pedit/bench/levers.py`). Prompt tokens: per file, every run's prompt together "
+        "(read or found in the cache; – for a run that did not record them). "
         f"Per kind: `{default}`. These files are in no other table of this report.",
         "",
         "| configuration | part | files | GLEU, unchanged | GLEU, fixed | recall | precision | made worse "
-        "| s per file |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| s per file | prompt tokens per file |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config in configs_of(scored):
         for title, ids in parts:
@@ -48,8 +51,12 @@ def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str
             before, after = (
                 100 * gleu.score(gleu.total(r.fix[k] for r in got)) for k in ("gleu_source", "gleu")
             )
+            tokens = (
+                sum(r.prompt_tokens for r in got) / len(got) if all(r.prompt_tokens for r in got) else None
+            )
             lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
-                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} |")  # fmt: skip
+                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} | "
+                         f"{'–' if tokens is None else f'{tokens:.0f}'} |")  # fmt: skip
     totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}
     rest = (k for k in (*KINDS, "word", "variety", "layout", "other") if k not in LEARNER_KINDS)
     shapes = (*LEARNER_KINDS, *rest)

@@ -68,15 +68,17 @@ def _sentence(text: str, a: int, b: int) -> list[Swap]:
     if len(words) < 3:
         return []
     # marked[i]: a mark (or a line's end in code) between words[i] and words[i + 1]
-    gaps = [text[w.end() : v.start()] for w, v in zip(words, words[1:])]
-    marked = [bool(_MARK.search(g)) or not g.strip(" \t\n") == "" for g in gaps]
+    gaps = [text[w.end() : v.start()] for w, v in zip(words, words[1:], strict=False)]
+    marked = [bool(_MARK.search(g)) or g.strip(" \t\n") != "" for g in gaps]
     return _intro(words, marked) + _relative(words, marked)
 
 
 def _intro(words: list[re.Match], marked: list[bool]) -> list[Swap]:
     first = words[0].group().lower()
-    opens = first in INTRO or (first.endswith("ly") and len(first) > 4) or any(
-        w.group().lower() == "ago" for w in words[1:5]
+    opens = (
+        first in INTRO
+        or (first.endswith("ly") and len(first) > 4)
+        or any(w.group().lower() == "ago" for w in words[1:5])
     )
     if not opens:
         return []
@@ -85,7 +87,9 @@ def _intro(words: list[re.Match], marked: list[bool]) -> list[Swap]:
         if marked[k]:
             return []  # a mark already there: the introduction has its comma, or is no introduction
         w = words[k]
-        out.append(Swap(start=w.end(), end=w.end(), word="", replacement=",", kind="comma", slot=words[0].start()))
+        out.append(
+            Swap(start=w.end(), end=w.end(), word="", replacement=",", kind="comma", slot=words[0].start())
+        )
     return out
 
 
@@ -95,7 +99,8 @@ def _relative(words: list[re.Match], marked: list[bool]) -> list[Swap]:
         if words[i].group() not in _RELATIVE or marked[i - 1] or words[i - 1].group().lower() in _NOT_BEFORE:
             continue
         open_at = words[i - 1].end()
-        base = dict(start=open_at, end=open_at, word="", replacement=",", kind="comma", slot=words[i].start())
+        base = {"start": open_at, "end": open_at, "word": "", "replacement": ",", "kind": "comma",
+                "slot": words[i].start()}  # fmt: skip
         out.append(Swap(**base))  # the clause runs to the sentence's end, or its close is there
         for j in range(i + 2, len(words) - 1):  # its closing comma after words[j]: two words in it at least
             if marked[j - 1]:

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..engine import likelihood
-from .options import ARTICLES, REAL_WORDS
 from . import morphology, skeleton
+from .options import ARTICLES, FORMS, REAL_WORDS
 from .spelling import checker, prose_spans
 
 SETS = (
@@ -72,7 +72,6 @@ ARTICLE_THRESHOLD = 7.0  # nats; never in the guess alone (GUESS): wrong ones sc
 # threshold is the sets': on the tuning tasks (learner training part included) the 20 right
 # ones scored 4.8 to 14.3 nats and no wrong one was read (`scripts/confusables.py`, AMD EPYC,
 # 2026-11-29; held out: 22 right, none wrong).
-FORMS = True
 FORM_PREFILTER = 0.0  # nats
 FORM_THRESHOLD = 3.0  # nats
 # A comma put in (commas.py): after an introduction, around a non-restrictive clause. On
@@ -122,7 +121,8 @@ class Swap:
         article or a real word only where it prefers it by far (ARTICLE_PREFILTER,
         REAL_PREFILTER)."""
         return {"number": NUMBER_PREFILTER, "article": ARTICLE_PREFILTER, "real": REAL_PREFILTER,
-                "form": FORM_PREFILTER, "comma": COMMA_PREFILTER}.get(self.kind, likelihood.PREFILTER)  # fmt: skip
+                "form": FORM_PREFILTER, "comma": COMMA_PREFILTER,
+                }.get(self.kind, likelihood.PREFILTER)  # fmt: skip
 
 
 def candidates(
@@ -177,10 +177,10 @@ def _real(word: str) -> tuple[str, ...]:
     return tuple(sorted((w for w in near if freq[w] >= REAL_FREQUENCY), key=lambda w: (-freq[w], w)))
 
 
-_MODALS = frozenset("can could will would shall should may might must".split())
-_DO = frozenset("do does did don't doesn't didn't".split())
-_PERFECT = frozenset("has have had".split())
-_ADVERBS = frozenset("not never also always just only really even still often".split())
+_MODALS = frozenset(re.findall(r"\w+", "can could will would shall should may might must"))
+_DO = frozenset(re.findall(r"[\w']+", "do does did don't doesn't didn't"))
+_PERFECT = frozenset(("has", "have", "had"))
+_ADVERBS = frozenset(re.findall(r"\w+", "not never also always just only really even still often"))
 
 
 def _forms(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
@@ -199,12 +199,18 @@ def _forms(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
         return []
     t, word = before.group().lower(), m.group()
     if t in _MODALS and word.lower() == "to":
-        return [Swap(start=before.end(), end=m.end(), word=text[before.end() : m.end()], replacement="", kind="form")]
+        return [
+            Swap(
+                start=before.end(),
+                end=m.end(),
+                word=text[before.end() : m.end()],
+                replacement="",
+                kind="form",
+            )
+        ]
     if t in _MODALS or t in _DO or t == "to":
         alts = morphology.forms_after(word.lower(), "VB")
-    elif t in ("be", "been"):
-        alts = morphology.forms_after(word.lower(), "VBN")
-    elif t in _PERFECT and morphology.is_form(word.lower(), ("VB", "VBD")):
+    elif t in ("be", "been") or t in _PERFECT and morphology.is_form(word.lower(), ("VB", "VBD")):
         alts = morphology.forms_after(word.lower(), "VBN")
     else:
         return []
@@ -255,24 +261,36 @@ def chosen(
     text: str, swaps: list[Swap], deltas: list[float | None], threshold: float | None = None
 ) -> list[Swap]:
     """The swaps the model finds likelier by more than `threshold` (an article by more
-    than ARTICLE_THRESHOLD, a real word by more than REAL_THRESHOLD too), the likeliest
-    one per word; of two swaps of a word's number that are close (at most NEAR words
-    apart: `_agreement`), the likelier: "the streets takes" scores both "street" and
-    "take", "the rooms was" both "room" and "were", and the two together would break what
-    each one mends. `threshold`: THRESHOLD unless given."""
+    than ARTICLE_THRESHOLD, a real word by more than REAL_THRESHOLD too, a verb form or a
+    comma by more than theirs), the likeliest one per word or slot; of two swaps of a
+    word's number that are close (at most NEAR words apart: `_agreement`), the verb's
+    (`_verb_side`): "the streets takes" scores both "street" and "take", "the rooms was"
+    both "room" and "were", and the two together would break what each one mends.
+    `threshold`: THRESHOLD unless given."""
     threshold = THRESHOLD if threshold is None else threshold
     best: dict[tuple[bool, int], tuple[float, Swap]] = {}
     for w, d in zip(swaps, deltas, strict=True):
         need = {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD),
-                "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD)}.get(w.kind, threshold)  # fmt: skip
+                "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD),
+                }.get(w.kind, threshold)  # fmt: skip
         key = (w.slot >= 0, w.slot if w.slot >= 0 else w.start)
         if d is not None and d > need and d > best.get(key, (-1.0, w))[0]:
             best[key] = (d, w)
     out: list[tuple[float, Swap]] = []
-    for d, w in sorted(best.values(), key=lambda x: -x[0]):
+    for d, w in sorted(best.values(), key=lambda x: (_verb_side(x[1]), x[0]), reverse=True):
         if not any(_agreement(w) and _agreement(o) and _near(text, w, o) for _, o in out):
             out.append((d, w))
     return sorted((w for _, w in out), key=lambda w: w.start)
+
+
+def _verb_side(s: Swap) -> tuple[bool, int]:
+    """Which of an agreement's two swaps is its verb's, taken first (`chosen`): a verb of
+    the sets (2: "the rooms was", "there is many"), then the later word (its position: a
+    subject comes before its verb, "Reviews helps"); a learner gets the verb wrong far more
+    often than the noun's number, and a sentence read alone gives the model less to tell
+    them apart (the learner training part, each sentence a file: "Reviews helps" became
+    "Review helps", "the logs shows" "the log shows")."""
+    return (s.kind == "set", s.start) if _agreement(s) else (False, 0)
 
 
 def _agreement(s: Swap) -> bool:

@@ -1,7 +1,8 @@
 """fix's tools: what proposes a fix's draft before the model verifies it.
 
 The spelling's and Harper's suggestions make the draft (`draft`); the confusion sets'
-swaps (confusables.py), and Harper's suggestions with `sure`, are scored by the model
+swaps (confusables.py: a word's other number and a verb's form from morphology.py among
+them), the commas of commas.py, and Harper's suggestions with `sure`, are scored by the model
 (engine/likelihood.py), and those it finds likelier go into the draft too (`scored`)."""
 
 from __future__ import annotations
@@ -57,10 +58,13 @@ def scored(backend: AnyBackend, req: EditRequest, options: ToolOptions) -> tuple
 
 
 def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
-    """What `scored` reads: the confusion sets' swaps (confusables.candidates), then,
-    with `sure`, Harper's suggestions in the draft, each as a swap of kind "harper"."""
+    """What `scored` reads: the confusion sets' swaps (confusables.candidates), the
+    commas (commas.candidates), then, with `sure`, Harper's suggestions in the draft, each
+    as a swap of kind "harper"."""
     o = options
-    swaps = confusables.candidates(req.text, req.filename, articles=o.articles, real=o.real_words, forms=o.forms)
+    swaps = confusables.candidates(
+        req.text, req.filename, articles=o.articles, real=o.real_words, forms=o.forms
+    )
     if o.commas:
         swaps += commas.candidates(req.text, req.filename)
     if o.sure and o.harper:
