@@ -249,7 +249,9 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     # the tiny random model's answer to fix's instruction without its learner sentence
     # ends within 80 tokens (with it, it runs on): the reads, not the answer, are counted
     fix = replace(BUILTIN["fix"], instruction=BUILTIN["fix"].instruction.removesuffix(FIX_LEARNER))
-    job = Job(reference, fix, None, EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=80), prompt_cache=False))
+    job = Job(
+        reference, fix, None, EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=80), prompt_cache=False)
+    )
     req = job.request(text, "a.md")
     reference.truncate(0)
     _, got = job.scored(req)  # what run_one's scoring does, counted
