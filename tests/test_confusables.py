@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
-from pedit.app.templates import BUILTIN, FIX_LEARNER
+from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
 from pedit.engine.costmodel import CostModel
 from pedit.engine.edit import EditOptions, edit_events
@@ -143,6 +143,7 @@ def reference():
 TEXTS = [
     "I lived their two years, and it was to dark to see.\n",
     "They was filled with cupboards; its highly configurable.\n\nWe where here then.\n",
+    "After the talk we can finds it. The tool which we wrote run daily.\n",  # forms, commas (issue 57)
 ]
 
 
@@ -169,9 +170,10 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(
     )
     job = Job(reference, BUILTIN["fix"], None, options)
     threshold, guess = thresholds
-    names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD")
+    names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD", "FORM_THRESHOLD", "COMMA_THRESHOLD")
     old = [getattr(confusables, n) for n in names]
-    for n, v in zip(names, (*thresholds, threshold, old[3] if sure is None else sure), strict=True):
+    values = (*thresholds, threshold, old[3] if sure is None else sure, threshold, threshold)
+    for n, v in zip(names, values, strict=True):
         setattr(confusables, n, v)
     try:
         req = job.request(text, "a.md")
@@ -246,11 +248,11 @@ def test_the_scorings_reads_are_the_tools_and_its_reading_of_the_prompt_the_prom
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))  # every swap read
     monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
     text = TEXTS[0]
-    # the tiny random model's answer to fix's instruction without its learner sentence
-    # ends within 80 tokens (with it, it runs on): the reads, not the answer, are counted
-    fix = replace(BUILTIN["fix"], instruction=BUILTIN["fix"].instruction.removesuffix(FIX_LEARNER))
     job = Job(
-        reference, fix, None, EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=80), prompt_cache=False)
+        reference,
+        BUILTIN["fix"],
+        None,
+        EngineOptions(edit=EditOptions(cost=FLAT, max_tokens=80), prompt_cache=False),
     )
     req = job.request(text, "a.md")
     reference.truncate(0)

@@ -33,8 +33,9 @@ def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str
         "the field's n-gram score against the correction, which penalizes an error left as it was; "
         "one reference: the text SOURCES.md restores) is over the part's files as one corpus, in %. "
         "`+sentences`: each sentence fixed as a file of its own, as a learner benchmark runs them. "
-        "`+agreement`: the instruction names the learner's errors; `+examples`: the system prompt shows "
-        "six corrections (`pedit/bench/levers.py`). Prompt tokens: per file, every run's prompt together "
+        "`+agreement`: the instruction names the learner's errors (`templates.FIX_LEARNER`); "
+        "`+examples`: the system prompt shows six corrections (`pedit/bench/levers.py`). "
+        "Prompt tokens: per file, every run's prompt together "
         "(read or found in the cache; – for a run that did not record them). "
         f"Per kind: `{default}`. These files are in no other table of this report.",
         "",

@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from .dialect import AUTO, resolve
 from . import skeleton
+from .dialect import AUTO, resolve
 from .spelling import by_length, checker, prose_spans, spellcheck
 
 # Harper's rules whose first suggestions, each made alone, were right (brought the text
@@ -183,11 +183,14 @@ def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def warm() -> None:
     """Build what fix's tools build on first use (Harper's linter, about 0.7 s here; the
-    spelling dictionary and its words by length, 0.2 s), so a shell can do it while the
-    model loads (loading.load_with_cost's `beside`)."""
+    spelling dictionary and its words by length, 0.2 s; lemminflect's lexicon, 0.4 s), so a
+    shell can do it while the model loads (loading.load_with_cost's `beside`)."""
+    from . import morphology
+
     with _LOCK:
         _linter()
     by_length()
+    morphology.warm()
 
 
 def _lint(text: str, language: str, offset: int) -> list[Change]:
