@@ -376,8 +376,8 @@ def test_the_sentences_lever_runs_each_sentence_alone_and_joins_them_back():
 
 def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothing_else():
     """Issue 57 item 3: `agreement` adds a sentence to the instruction, `examples` six
-    corrections to the system prompt; the other levers leave the template as it is, and `noforms`/`nocommas` turn the
-    learner's candidates off in the tools' options."""
+    corrections to the system prompt; the other levers leave the template as it is, and
+    `noforms`/`nocommas` turn the learner's candidates off in the tools' options."""
     from dataclasses import replace as swap
 
     from pedit.app.templates import BUILTIN
