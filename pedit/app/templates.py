@@ -28,8 +28,10 @@ FIX_SURE_BIAS = 10.0
 # A sentence a fix's instruction may add (the report's `+agreement` lever; issue 57): the
 # errors an English learner makes that the model reads but leaves. On the default model it
 # helped on both training parts (learner GLEU 93.2 -> 94.6, recall 83% -> 87%, precision 99%
-# -> 100%; natural-error tuning files 101 -> 105 errors fixed, 8 -> 7 wrong changes; 52
-# more prompt tokens a file: AMD EPYC, 2026-11-29, docs/quality.md), but it turned the
+# -> 100%, 52 more prompt tokens a file: docs/quality.md; natural-error tuning files 101 ->
+# 105 errors fixed, 8 -> 7 wrong changes: `pedit bench --quality --configs
+# qwen2.5-coder-1.5b+agreement --tasks prose-,md-,rst-,-fix,nat-` at cd76091 against the
+# default's run there, not kept in docs/quality.md; AMD EPYC, 2026-11-29), but it turned the
 # 0.5B model's answer on transformers (no scored swaps) from right to wrong on
 # tests/test_real_model.py's paragraph ("Their are", "take", "teach" left): not a default
 # until a prompt can be the model's own. Six examples in the system prompt instead did

@@ -67,7 +67,7 @@ def _sentence(text: str, a: int, b: int) -> list[Swap]:
     words = list(_WORD.finditer(text, a, b))
     if len(words) < 3:
         return []
-    # marked[i]: a mark (or a line's end in code) between words[i] and words[i + 1]
+    # marked[i]: a mark, or anything but white space, between words[i] and words[i + 1]
     gaps = [text[w.end() : v.start()] for w, v in zip(words, words[1:], strict=False)]
     marked = [bool(_MARK.search(g)) or g.strip(" \t\n") != "" for g in gaps]
     return _intro(words, marked) + _relative(words, marked)
@@ -103,9 +103,7 @@ def _relative(words: list[re.Match], marked: list[bool]) -> list[Swap]:
                 "slot": words[i].start()}  # fmt: skip
         out.append(Swap(**base))  # the clause runs to the sentence's end, or its close is there
         for j in range(i + 2, len(words) - 1):  # its closing comma after words[j]: two words in it at least
-            if marked[j - 1]:
-                break
-            if marked[j]:
+            if marked[j - 1] or marked[j]:  # the clause ends there, or its close is there already
                 break
             close = words[j].end()
             out.append(Swap(**base, also=(close, close, ",")))

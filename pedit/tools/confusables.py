@@ -145,7 +145,7 @@ def candidates(
         for m in _WORD.finditer(text, a, b):
             word = m.group()
             gap = text[last.end() : m.start()] if last else "."
-            before = None if _BREAK.search(gap) or "," in gap else last  # in one phrase with it
+            before = last if _phrase(gap) else None  # in one phrase with it
             if articles:  # the word before, if nothing between them ends a sentence or clause
                 out += _articles(text, None if _BREAK.search(gap) else last, m)
             if forms:
@@ -159,7 +159,7 @@ def candidates(
             if real:
                 swaps += [("real", alt) for alt in _real(low) if alt not in alts]
             for kind, alt in swaps:
-                rep = alt[0].upper() + alt[1:] if word[0].isupper() else alt
+                rep = _cased(word, alt)
                 out.append(Swap(start=m.start(), end=m.end(), word=word, replacement=rep, kind=kind))
     return out
 
@@ -193,8 +193,7 @@ def _forms(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
     while before is not None and before.group().lower() in _ADVERBS:
         words = list(_WORD.finditer(text, max(0, before.start() - 40), before.start()))
         prev = words[-1] if words else None
-        gap = text[prev.end() : before.start()] if prev else "."
-        before = None if prev is None or _BREAK.search(gap) or "," in gap else prev
+        before = prev if prev is not None and _phrase(text[prev.end() : before.start()]) else None
     if before is None:
         return []
     t, word = before.group().lower(), m.group()
@@ -219,7 +218,14 @@ def _forms(text: str, before: re.Match | None, m: re.Match) -> list[Swap]:
             for alt in alts if alt in known]  # fmt: skip
 
 
+def _phrase(gap: str) -> bool:
+    """Are two words with `gap` between them in one phrase (no mark of a sentence's or a
+    clause's end, no comma)?"""
+    return not _BREAK.search(gap) and "," not in gap
+
+
 def _cased(word: str, alt: str) -> str:
+    """`alt` with `word`'s first letter's case."""
     return alt[0].upper() + alt[1:] if word[0].isupper() else alt
 
 
@@ -285,7 +291,7 @@ def chosen(
 
 def _verb_side(s: Swap) -> tuple[bool, int]:
     """Which of an agreement's two swaps is its verb's, taken first (`chosen`): a verb of
-    the sets (2: "the rooms was", "there is many"), then the later word (its position: a
+    the sets ("the rooms was", "there is many"), else the later word (its position: a
     subject comes before its verb, "Reviews helps"); a learner gets the verb wrong far more
     often than the noun's number, and a sentence read alone gives the model less to tell
     them apart (the learner training part, each sentence a file: "Reviews helps" became
