@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
-from pedit.app.templates import BUILTIN
+from pedit.app.templates import templates
 from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
@@ -139,7 +139,7 @@ def main() -> None:
     # the dropped articles and the real words are off by default: measured here
     job = Job(
         backend,
-        BUILTIN["fix"],
+        templates({}, "qwen2.5-coder-1.5b")["fix"],
         None,
         EngineOptions(tools=ToolOptions(articles=True, real_words=True, sure=True)),
     )

@@ -50,7 +50,7 @@ def main() -> None:
     tasks = {t.id: t for t in load_tasks()}
     for tid in args.tasks:
         task = tasks[tid]
-        req = task.request()
+        req = task.request(args.model)
         plain = drain(edit_events(backend, req, EditOptions(speculate="off", max_tokens=task.max_tokens)))
         passes.update(spent=0.0, paid=0.0)
         t_run = drain(

@@ -305,3 +305,30 @@ def test_flags_use_the_ranges_of_the_settings_table(path):
             assert set(param.type.choices) <= set(key.choices), (path, param.name)
         else:
             assert not isinstance(param.type, click.Choice), (path, param.name)
+
+
+def test_a_models_own_instruction_is_added_to_a_built_in_one_only(project, isolated_dirs):
+    """The default model's fix asks for the learner's corrections too (templates.FIX_LEARNER,
+    measured on it); another model's, a server's (whose model pedit cannot know) and an
+    instruction the config overrides do not, and the other commands are as built in."""
+    from pedit.app.templates import BUILTIN, FIX_LEARNER
+
+    fix = BUILTIN["fix"]
+    mine = config.resolve({}, env={}).prompt_templates()
+    assert mine["fix"].instruction == fix.instruction + FIX_LEARNER
+    assert mine["fix"].source == "built-in, for qwen2.5-coder-1.5b"
+    assert all(mine[n] == t for n, t in BUILTIN.items() if n != "fix")
+    assert config.resolve({"model": "qwen2.5-coder-0.5b"}, env={}).prompt_templates()["fix"] == fix
+    assert config.resolve({"backend": "openai"}, env={}).prompt_templates()["fix"] == fix
+    (project / "pyproject.toml").write_text('[tool.pedit.templates.fix]\nsystem = "Be brief."\n')
+    brief = config.resolve({}, env={}).prompt_templates()["fix"]
+    assert (brief.system, brief.instruction) == ("Be brief.", fix.instruction + FIX_LEARNER)
+    (project / "pyproject.toml").write_text('[tool.pedit.templates.fix]\ninstruction = "Fix it."\n')
+    assert config.resolve({}, env={}).prompt_templates()["fix"].instruction == "Fix it."
+    shown = invoke("templates", "fix").stdout
+    assert "for qwen2.5-coder-1.5b" not in shown and "Fix it." in shown
+    (project / "pyproject.toml").write_text("")
+    shown = invoke("templates", "fix").stdout
+    assert "built-in, for qwen2.5-coder-1.5b" in shown and FIX_LEARNER.strip() in shown
+    shown = invoke("templates", "fix", "-m", "qwen2.5-coder-0.5b").stdout
+    assert "fix (rewrite; built-in)" in shown and FIX_LEARNER.strip() not in shown

@@ -387,6 +387,7 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     with_it = lookup("agreement").template(fix)
     assert with_it == swap(fix, instruction=fix.instruction + AGREEMENT) != fix
     assert lookup("agreement").template(with_it) == with_it  # once
+    assert lookup("noagreement").template(with_it) == fix and lookup("noagreement").template(fix) is fix
     assert lookup("examples").template(fix) == swap(fix, system=fix.system + EXAMPLES)
     assert Variant().template(fix) is fix and lookup("sentences").template(fix) is fix
     tools = lookup("noforms").options().tools

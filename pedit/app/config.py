@@ -49,7 +49,7 @@ from ..machine.cpus import CPUS
 from ..models.registry import DEFAULT_MODEL
 from ..tools import dialect
 from .options import EngineOptions
-from .templates import check_overrides
+from .templates import Template, check_overrides, templates
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -293,6 +293,12 @@ class Settings:
         """The backend named is a server's (-b openai): known before anything loads (what a
         loaded backend is: loading.Loaded.remote)."""
         return self.backend == "openai"
+
+    def prompt_templates(self) -> dict[str, Template]:
+        """The templates these settings ask with: the built-ins as asked of this model
+        (templates.for_model; on a server, whose model pedit cannot know, as they are) with
+        the config's overrides."""
+        return templates(self.templates, None if self.on_server else self.model)
 
     def files_at_once(self, remote: bool) -> int:
         """Files whose model runs go at once: `jobs` (default JOBS_REMOTE) on a server, 1 on a

@@ -25,22 +25,24 @@ FIX_SUGGEST_BIAS = 4.0
 # β on the suggestions the model's reading is sure of (Template.sure_bias, tools/options.SURE):
 # enough to outweigh a copying model's preference for the file's token
 FIX_SURE_BIAS = 10.0
-# A sentence a fix's instruction may add (the report's `+agreement` lever; issue 57): the
-# errors an English learner makes that the model reads but leaves. On the default model it
-# helped on both training parts (learner GLEU 93.2 -> 94.6, recall 83% -> 87%, precision 99%
-# -> 100%, 52 more prompt tokens a file: docs/quality.md; natural-error tuning files 101 ->
-# 105 errors fixed, 8 -> 7 wrong changes: `pedit bench --quality --configs
-# qwen2.5-coder-1.5b+agreement --tasks prose-,md-,rst-,-fix,nat-` at cd76091 against the
-# default's run there, not kept in docs/quality.md; AMD EPYC, 2026-11-29), but it turned the
-# 0.5B model's answer on transformers (no scored swaps) from right to wrong on
-# tests/test_real_model.py's paragraph ("Their are", "take", "teach" left): not a default
-# until a prompt can be the model's own. Six examples in the system prompt instead did
-# worse on the learner training part (GLEU 90.9, recall 78%; `+examples`).
+# A sentence a fix's instruction adds on the models it helps (MODEL_INSTRUCTIONS; issue 57):
+# the errors an English learner makes that the model reads but leaves. On the default model
+# it helped on both training parts (the report's `+agreement` lever, runs at cd76091 and
+# 30d0faf, AMD EPYC: learner GLEU 93.2 -> 94.6, recall 83% -> 87%, precision 99% -> 100%,
+# 52 more prompt tokens a file; natural-error tuning files 101 -> 105 errors fixed, 8 -> 7
+# wrong changes), and held out it was no worse (learner GLEU 91.3 -> 93.9; natural 45 = 45).
+# On the 0.5B model it turned the answer on transformers (no scored swaps) from right to
+# wrong on tests/test_real_model.py's paragraph ("Their are", "take", "teach" left), so it
+# is that model's only with the `+agreement` lever. Six examples in the system prompt
+# instead did worse on the learner training part (GLEU 90.9, recall 78%; `+examples`).
 FIX_LEARNER = (
     " Make every verb agree with its subject, start every sentence with a capital letter, "
     'use a verb\'s base form after a modal, "to" or "did", and put a comma after an '
     "introductory phrase or clause and around a non-restrictive clause."
 )
+# What a built-in instruction adds on a model, by the name pedit knows it by (-m NAME; a
+# path to the same file is not recognised): measured on that model, a prompt is its own
+MODEL_INSTRUCTIONS: dict[str, dict[str, str]] = {"qwen2.5-coder-1.5b": {"fix": FIX_LEARNER}}
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Template:
     kind: str  # "rewrite" or "summary"
     system: str
     instruction: str  # may contain {instruction}
-    source: str = "built-in"
+    source: str = "built-in"  # where it came from: "built-in[, for MODEL]" or the config's file
     # the keep-bias its runs use unless --keep-bias / keep_bias says otherwise (keepbias.py):
     # a fix is asked to change little, and measured (docs/quality.md) it is more often right
     keep_bias: float = 0.0
@@ -149,10 +151,23 @@ def check_overrides(table: object, where: str) -> dict[str, dict]:
     return table
 
 
-def templates(overrides: dict[str, tuple[dict, str]] | None = None) -> dict[str, Template]:
-    """The built-in templates with the config's overrides applied."""
-    out = dict(BUILTIN)
+def templates(
+    overrides: dict[str, tuple[dict, str]] | None = None, model: str | None = None
+) -> dict[str, Template]:
+    """The built-in templates as asked of `model` (for_model), with the config's overrides applied."""
+    out = {name: for_model(t, model) for name, t in BUILTIN.items()}
     for name, (fields, source) in (overrides or {}).items():
         check_overrides({name: fields}, source)
         out[name] = replace(out[name], **fields, source=source)
     return out
+
+
+def for_model(template: Template, model: str | None) -> Template:
+    """`template` as asked of `model`: its built-in instruction with what MODEL_INSTRUCTIONS
+    adds on that model (an instruction the config overrides is the user's, as written)."""
+    more = MODEL_INSTRUCTIONS.get(model or "", {}).get(template.name, "")
+    if not more or template.instruction != BUILTIN[template.name].instruction:
+        return template
+    return replace(
+        template, instruction=template.instruction + more, source=f"{template.source}, for {model}"
+    )

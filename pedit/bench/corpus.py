@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from ..app.templates import BUILTIN
+from ..app.templates import BUILTIN, templates
 from ..request import EditRequest
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -58,8 +58,9 @@ class Task:
         errors = introduced_errors().get(self.file) or []
         return [(e, k) for (e, _), k in zip(errors, error_kinds().get(self.file, []), strict=True)]
 
-    def request(self) -> EditRequest:
-        template = BUILTIN[self.command]
+    def request(self, model: str | None = None) -> EditRequest:
+        """The task's request as `pedit COMMAND` asks it of `model` (templates.for_model)."""
+        template = templates({}, model)[self.command]
         return EditRequest(self.text(), template.render(self.instruction), self.file, template.system)
 
 

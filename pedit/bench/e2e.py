@@ -303,7 +303,7 @@ def _prompts(task_id: str, path: Path):
     from .. import models
     from ..app.jobs import Job
     from ..app.options import EngineOptions
-    from ..app.templates import BUILTIN
+    from ..app.templates import templates
     from ..engine.prompt import build_prompt
     from ..tools.options import ToolOptions
     from .corpus import load_tasks
@@ -312,7 +312,7 @@ def _prompts(task_id: str, path: Path):
     backend = quietly(models.load(models.DEFAULT_MODEL))
     job = Job(
         backend,
-        BUILTIN[task.command],
+        templates({}, models.DEFAULT_MODEL)[task.command],
         task.instruction or None,
         EngineOptions(tools=ToolOptions(spelling=False)),
     )

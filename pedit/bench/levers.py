@@ -17,7 +17,8 @@ always American, whatever the file's), or whether a fix's answer follows its fil
 skeleton grammar (`noskeleton`: without it, the guard alone keeps the skeleton), or whether
 each sentence is fixed as a file of its own (`sentences`: as a learner benchmark runs its
 sentences, one a file), or the prompt a fix is asked with (`agreement`: its instruction
-names the learner's errors; `examples`: its system prompt shows six corrections; issue 57),
+names the learner's errors, as the default model's does; `noagreement`: it does not;
+`examples`: its system prompt shows six corrections; issue 57),
 or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "did";
 `nocommas`: no commas put in). Variants combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
@@ -39,7 +40,7 @@ from ..tools.options import ARTICLES, COMMAS, FORMS, REAL_WORDS, SURE, ToolOptio
 # fixes what it reads but leaves when told what to look for (issue 57, item 3): a sentence
 # added to the instruction, or examples added to the system prompt. The examples are the
 # developers' own, of the learner corpus's kinds, none of its sentences.
-AGREEMENT = FIX_LEARNER  # not a fix's default (templates.FIX_LEARNER says why)
+AGREEMENT = FIX_LEARNER  # the default model's (templates.MODEL_INSTRUCTIONS), not the others'
 EXAMPLES = (
     "\n\nExamples of the corrections a fix makes (as written -> as fixed):\n"
     "- The results of the test shows a bug. -> The results of the test show a bug.\n"
@@ -70,8 +71,9 @@ class Variant:
     dialect: str = "auto"  # the variety of English a fix keeps (tools/dialect.py)
     skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
     sentences: bool = False  # each sentence a file of its own (sentences()), as learner benchmarks run them
-    # "": the command's prompt; "agreement", "examples": a fix's with AGREEMENT in its
-    # instruction, or with EXAMPLES in its system prompt
+    # "": the command's prompt as asked of the model (templates.for_model); "agreement",
+    # "noagreement", "examples": a fix's with AGREEMENT in its instruction, or without it
+    # (the default model's has it), or with EXAMPLES in its system prompt
     prompt: str = ""
     forms: bool = FORMS  # a verb's form after a modal, "to" or "did" scored (confusables._forms)
     commas: bool = COMMAS  # commas put in, scored (commas.py)
@@ -93,6 +95,8 @@ class Variant:
         """The command's template, asked with this variant's prompt."""
         if self.prompt == "agreement" and not template.instruction.endswith(AGREEMENT):
             return replace(template, instruction=template.instruction + AGREEMENT)
+        if self.prompt == "noagreement" and template.instruction.endswith(AGREEMENT):
+            return replace(template, instruction=template.instruction[: -len(AGREEMENT)])
         if self.prompt == "examples":
             return replace(template, system=template.system + EXAMPLES)
         return template
@@ -140,6 +144,7 @@ VARIANTS: dict[str, Variant] = {
     "noskeleton": Variant(skeleton=False),
     "sentences": Variant(sentences=True),
     "agreement": Variant(prompt="agreement"),
+    "noagreement": Variant(prompt="noagreement"),
     "examples": Variant(prompt="examples"),
     "noforms": Variant(forms=False),
     "nocommas": Variant(commas=False),

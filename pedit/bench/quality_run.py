@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..app.jobs import Job
-from ..app.templates import BUILTIN
+from ..app.templates import templates
 from ..checks import guard
 from ..engine.costmodel import measure
 from ..errors import RefusedError
@@ -103,7 +103,7 @@ def run_baseline(task: Task) -> QualityRun:
 def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
     """One task as `pedit COMMAND FILE [INSTRUCTION]` would do it, no file written."""
     variant = config.variant()
-    template = variant.template(BUILTIN[task.command])
+    template = variant.template(templates({}, config.model)[task.command])
     options = variant.options().costed(cost)
     job = Job(backend, template, task.instruction or None, options)
     source = task.text()

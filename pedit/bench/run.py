@@ -160,7 +160,7 @@ def run_backend(
     names = [c for c in configs(backend.name, with_peers) if c in PEDIT_CONFIGS or c in peer_k]
     try:
         for task in tasks:
-            req = task.request()
+            req = task.request(model)
             plain_tokens: tuple[int, ...] | None = None
             make = build_summary_prompt if task.kind == "summary" else build_prompt
             prompt = list(make(backend, req).tokens)  # what edit_events builds: the peers get the same

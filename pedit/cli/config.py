@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..app import config
-from ..app.templates import templates
 from ..machine import build
 from ..machine.cpus import CPUS
+from .options import Backend, Model
 
 
 def config_command():
@@ -42,13 +42,17 @@ def devices_line() -> str:
 
 def templates_command(
     name: Annotated[str | None, typer.Argument(help="One template.", show_default=False)] = None,
+    model: Model = None,
+    backend: Backend = None,
 ):
-    """Show the prompt templates behind fix, refactor, summarize and edit (or NAME's).
+    """Show the prompt templates behind fix, refactor, summarize and edit (or NAME's), as
+    they are asked of the model (a model may add to a built-in instruction).
 
     Override one in a config file with a [templates.NAME] table (system, instruction),
     or for one run with --system.
     """
-    all_ = templates(config.resolve({}).templates)
+    given = {k: v for k, v in {"model": model, "backend": backend}.items() if v is not None}
+    all_ = config.resolve(given).prompt_templates()
     if name and name not in all_:
         raise typer.BadParameter(f"no template {name!r}; choose {', '.join(all_)}", param_hint="NAME")
     console = Console(soft_wrap=True, markup=False)  # a template's text is the user's

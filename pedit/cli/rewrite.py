@@ -29,7 +29,7 @@ from ..app import config, fileio
 from ..app.answercache import AnswerCache
 from ..app.options import EngineOptions
 from ..app.outcome import Outcome
-from ..app.templates import Template, templates
+from ..app.templates import Template
 from ..backends import BackendError, ContextFull
 from ..errors import ExitCode, ModelError, PeditError, UsageError
 from ..events import Event, Finished
@@ -113,7 +113,7 @@ def choose_mode(inv: Invocation, files: list[str], kind: str) -> WriteBack:
 
 
 def run(inv: Invocation) -> int:
-    template = templates(inv.settings.templates)[inv.command]
+    template = inv.settings.prompt_templates()[inv.command]
     template.render(inv.instruction)  # an instruction is required before anything loads
     names = expand(inv.files)
     mode = choose_mode(inv, names, template.kind)

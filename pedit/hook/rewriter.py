@@ -13,7 +13,6 @@ from dataclasses import replace
 from ..app.chunking import blocks
 from ..app.config import Settings
 from ..app.loading import Loaded, load_with_cost
-from ..app.templates import templates
 from ..engine.sampling import Sampling
 from ..errors import Cancelled, ModelError, PeditError
 from ..events import Event, Finished, Stats, drain
@@ -98,7 +97,7 @@ class Rewriter:
         options = self.settings.engine_options(EngineOptions(edit=EditOptions(sampling=sampling)))
         # the hook judges a file whole and reports a run it could not use ("not fixed"), so
         # its pieces are not kept one by one as the CLI's are (app/wholefile.rewrite)
-        template = replace(templates(self.settings.templates)[rule.command], judged=False)
+        template = replace(self.settings.prompt_templates()[rule.command], judged=False)
         spans = changed_spans(text, changed)
         if self._resident is not None and self._loaded is None:
             req = Request(

@@ -35,7 +35,6 @@ from .. import models
 from ..app import atomic, fileio
 from ..app.config import Settings
 from ..app.hunks import hunks
-from ..app.templates import templates
 from ..checks import guard
 from ..errors import ExitCode, ModelError, PeditError, RefusedError, UsageError
 from ..events import Stats
@@ -187,7 +186,7 @@ def _job(repo, entry: git.Staged, rule, config, rewriter, cache, out: HookReport
         moved = f"renamed from {entry.base}, " if entry.base != path else ""
         out.say(f"ok {path}: no changes ({moved}text as in HEAD)")
         return None
-    template = templates(rewriter.settings.templates)[rule.command]
+    template = rewriter.settings.prompt_templates()[rule.command]
     s = rewriter.settings
     bias, recipe = template.bias(s.keep_bias), (s.spelling, s.chunk_tokens, s.skeleton)
     keyed = lambda text: cache.key(text, rule, config, rewriter.model, rewriter.backend_name, bias, recipe)  # noqa: E731
