@@ -374,6 +374,28 @@ def test_the_sentences_lever_runs_each_sentence_alone_and_joins_them_back():
     assert Variant().pieces(text) == [(text, "")] and lookup("sentences").pieces("") == [("", "")]
 
 
+def test_a_sentence_fixed_alone_is_joined_back_as_pedit_writes_a_file_of_it(monkeypatch):
+    """`+sentences`: each sentence's answer is what pedit writes to a file of that sentence,
+    with no final newline as it had none (fileio.Source.render), not the fenced answer's
+    text, which ends with one: a model that changes nothing leaves the text as it was, no
+    line break counted against it as a change (as the runs at 1ff0c7c and before were)."""
+    from types import SimpleNamespace
+
+    from backends import open_backend
+    from pedit.bench import quality_run
+    from pedit.bench.levers import Variant
+    from pedit.engine.prompt import fenced_body
+
+    monkeypatch.setattr(Variant, "rewrite", lambda self, job, text, name: text)
+    # the answer a model gives that copies its piece: the fence's body, ending with a newline
+    copied = lambda piece, show: SimpleNamespace(text=fenced_body(piece), check_dict=lambda: None)  # noqa: E731
+    monkeypatch.setattr(quality_run, "answer", copied)
+    task = TASKS["lrn-refund"]
+    for name in ("m+sentences", "m"):
+        run = quality_run.run_model(open_backend("reference"), quality_run.Config.parse(name), task)
+        assert run.output == task.text() and run.fix["collateral"] == 0
+
+
 def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothing_else():
     """Issue 57 item 3: `agreement` adds a sentence to the instruction, `examples` six
     corrections to the system prompt; the other levers leave the template as it is, and

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from ..app import fileio
 from ..app.jobs import Job
 from ..app.templates import templates
 from ..checks import guard
@@ -120,7 +121,10 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
         output = ""
         for piece, after in variant.pieces(source):
             outcome = answer(variant.rewrite(job, piece, task.file), show)
-            output, verdict = output + outcome.text + after, outcome.check_dict()
+            # as pedit writes it to a file of the piece's text: a sentence with no final
+            # newline gets none, the answer's (the fence's line) dropped
+            written = fileio.decode(piece.encode("utf-8"), task.file).render(outcome.text)
+            output, verdict = output + written + after, outcome.check_dict()
         judged = job.template.judged
         refusal = guard.judge(task.file, source, output, judged=judged) if output != source else None
         refused = refusal.reason if refusal else None
