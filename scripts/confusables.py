@@ -71,6 +71,7 @@ KINDS = {
     "harper": "harper",
     "form": "verb form",
     "comma": "comma",
+    "possessive": "possessive",
 }
 
 
@@ -94,7 +95,7 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
                 kind = KINDS[w.kind]
                 group = "heldout" if t.heldout else "tuning"
                 did = made.get(at + w.start) == w.replacement
-                if w.kind in ("harper", "form", "comma"):  # any edit (a doubled word taken out): judged by distance
+                if w.kind in ("harper", "form", "comma", "possessive"):  # any edit (a doubled word taken out): judged by distance
                     right, did = _closer(text, at, w, t.reference(), (outputs or {}).get(t.id))
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf, did))
             at += len(piece)

@@ -144,6 +144,7 @@ TEXTS = [
     "I lived their two years, and it was to dark to see.\n",
     "They was filled with cupboards; its highly configurable.\n\nWe where here then.\n",
     "After the talk we can finds it. The tool which we wrote run daily.\n",  # forms, commas (issue 57)
+    "The template designers job was not expand.\n",  # a possessive, a passive's participle (issue 57)
 ]
 
 
@@ -170,9 +171,10 @@ def test_the_scored_rewrite_is_plain_decoding_of_the_same_request(
     )
     job = Job(reference, BUILTIN["fix"], None, options)
     threshold, guess = thresholds
-    names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD", "FORM_THRESHOLD", "COMMA_THRESHOLD")
+    names = ("THRESHOLD", "GUESS", "ARTICLE_THRESHOLD", "SURE_THRESHOLD", "FORM_THRESHOLD", "COMMA_THRESHOLD",
+             "POSSESSIVE_THRESHOLD")  # fmt: skip
     old = [getattr(confusables, n) for n in names]
-    values = (*thresholds, threshold, old[3] if sure is None else sure, threshold, threshold)
+    values = (*thresholds, threshold, old[3] if sure is None else sure, threshold, threshold, threshold)
     for n, v in zip(names, values, strict=True):
         setattr(confusables, n, v)
     try:
@@ -345,6 +347,41 @@ def test_a_verbs_form_after_a_modal_to_did_be_or_a_perfects_have():
     assert [
         w for w in candidates(text, "a.md", number=False, real=False, forms=False) if w.kind == "form"
     ] == []
+
+
+def test_a_passives_participle_after_a_finite_be_or_a_get():
+    """A base form after a finite "be" or a "get" gets its participle as a candidate ("was
+    knock", "are not expand", "get involve"); a participle, a "-ing" form or a word that is
+    no verb's base form gets none."""
+    text = "He was knock down. They are not expand. Get involve now. It is opened. It is running. It is red."
+    got = [
+        (w.word, w.replacement)
+        for w in candidates(text, "a.md", number=False, real=False)
+        if w.kind == "form"
+    ]
+    assert got == [("knock", "knocked"), ("expand", "expanded"), ("involve", "involved")]
+
+
+def test_a_plural_nouns_possessive_before_a_noun():
+    """A plural noun right before a noun ("the template designers job") gets its singular's
+    possessive and its own as candidates ("designer's", "designers'"); not before a word
+    that is no noun, not across a mark, not a noun of one number only ("news"), not in
+    capitals, not with the option off."""
+    from pedit.tools import morphology
+
+    assert morphology.possessor("designers") == ("designer",) and morphology.possessor("news") == ()
+    text = "The template designers job. Projects codebases grow. The users were. News feeds. USERS guide."
+    got = [(w.word, w.replacement) for w in candidates(text, "a.md", number=False, real=False)
+           if w.kind == "possessive"]  # fmt: skip
+    assert got == [("designers", "designer's"), ("designers", "designers'"),
+                   ("Projects", "Project's"), ("Projects", "Projects'")]  # fmt: skip
+    assert apply(text, [w for w in candidates(text, "a.md") if w.replacement == "designer's"]).startswith(
+        "The template designer's job."
+    )
+    assert [w for w in candidates(text, "a.md", possessives=False) if w.kind == "possessive"] == []
+    assert [w for w in candidates("The users, job.", "a.md") if w.kind == "possessive"] == []
+    curly = [w.replacement for w in candidates("It’s the users job.", "a.md") if w.kind == "possessive"]
+    assert curly == ["user’s", "users’"]  # the text's apostrophe
 
 
 def test_comma_candidates_after_an_introduction_and_around_a_relative_clause():

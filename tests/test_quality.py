@@ -415,3 +415,4 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     tools = lookup("noforms").options().tools
     assert not tools.forms and tools.commas and not lookup("nocommas").options().tools.commas
     assert Variant().options().tools.forms and Variant().options().tools.commas
+    assert Variant().options().tools.possessives and not lookup("nopossessives").options().tools.possessives

@@ -63,7 +63,12 @@ def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
     as a swap of kind "harper"."""
     o = options
     swaps = confusables.candidates(
-        req.text, req.filename, articles=o.articles, real=o.real_words, forms=o.forms
+        req.text,
+        req.filename,
+        articles=o.articles,
+        real=o.real_words,
+        forms=o.forms,
+        possessives=o.possessives,
     )
     if o.commas:
         swaps += commas.candidates(req.text, req.filename)

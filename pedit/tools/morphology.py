@@ -91,6 +91,22 @@ def is_form(word: str, tags: tuple[str, ...]) -> bool:
     return any(word in _forms(_inflections(lemma, "VERB"), tags) for lemma in _lemmas(word).get("VERB", ()))
 
 
+def possessor(word: str) -> tuple[str, ...]:
+    """The singulars of the nouns `word` is the plural of, and not a singular too (lower
+    case in and out): "designers" -> ("designer",); none for "news", "fact" or "facts'"."""
+    out: list[str] = []
+    for lemma in _lemmas(word).get("NOUN", ()):
+        infl = _inflections(lemma, "NOUN")
+        if word in _forms(infl, ("NNS",)) and word not in _forms(infl, ("NN",)):
+            out += _forms(infl, ("NN",))
+    return tuple(w for w in dict.fromkeys(out) if w != word and w.isalpha())
+
+
+def noun(word: str) -> bool:
+    """Can `word` be a noun (lemminflect's lexicon or its rules)?"""
+    return "NOUN" in _lemmas(word)
+
+
 def known(word: str) -> bool:
     """Does the lexicon (or its rules) know `word` as any part of speech?"""
     return bool(_lemmas(word))

@@ -11,6 +11,7 @@ from .dialect import AUTO
 ARTICLES = False  # did not pay: 2 more tuning errors fixed, none held out, 11% slower
 REAL_WORDS = True  # mean score 0.67 without, 0.70 with (docs/quality.md, `+norealwords`)
 FORMS = True  # issue 57: a verb's form after a modal, "to" or "did" (confusables._forms)
+POSSESSIVES = True  # issue 57: a plural noun's possessive before a noun (confusables._possessive)
 COMMAS = True  # issue 57: a comma after an introduction, around a non-restrictive clause (commas.py)
 SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
 
@@ -28,6 +29,7 @@ class ToolOptions:
     articles: bool = ARTICLES  # with them, a dropped article put back
     real_words: bool = REAL_WORDS  # with them, a word's neighbours at one edit
     forms: bool = FORMS  # with them, a verb's form after a modal, "to" or "did" (morphology.py)
+    possessives: bool = POSSESSIVES  # with them, a plural noun's possessive ("designers job")
     commas: bool = COMMAS  # with them, the commas of commas.py
     sure: bool = SURE  # Harper's suggestions scored too, the sure ones leant on harder
     intents: bool = True  # a refactor through its intent's tools, grammar and check (refactor.py)
