@@ -88,9 +88,11 @@ COMMA_THRESHOLD = 3.0  # nats
 # the other possessive of a word whose right one scored higher ("projects'" 5.6 under
 # "project's" 11.9, "designers'" 4.5 under 5.97: `chosen` takes the likeliest) and
 # "Barker's" (5.6), wrong only for its straight apostrophe in a file that writes "’" (the
-# text's own apostrophe since). So the sets' threshold; read where its first token is at
-# most the sets' 4 nats less likely (`scripts/confusables.py`, AMD EPYC, 2026-11-30).
-POSSESSIVE_PREFILTER = 4.0  # nats
+# text's own apostrophe since). So the sets' threshold. Every right one's first token was
+# likelier than the word's already (by 0.6 to 6.6 nats), so, as a verb's form, it is read
+# only there (`scripts/confusables.py`, AMD EPYC, 2026-11-30; read down to -4 nats, it cost
+# the tuning files up to 7% more seconds in `pedit bench --quality` against `+nopossessives`).
+POSSESSIVE_PREFILTER = 0.0  # nats
 POSSESSIVE_THRESHOLD = 3.0  # nats
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 # A suggestion the model's reading finds SURE_THRESHOLD nats likelier is leant on harder
