@@ -93,7 +93,8 @@ def is_form(word: str, tags: tuple[str, ...]) -> bool:
 
 def possessor(word: str) -> tuple[str, ...]:
     """The singulars of the nouns `word` is the plural of, and not a singular too (lower
-    case in and out): "designers" -> ("designer",); none for "news", "fact" or "facts'"."""
+    case in and out): "designers" -> ("designer",), "facts" -> ("fact",); none for a word of
+    both numbers ("news") or a singular ("fact", though the lexicon lists it among its plurals)."""
     out: list[str] = []
     for lemma in _lemmas(word).get("NOUN", ()):
         infl = _inflections(lemma, "NOUN")
