@@ -71,3 +71,21 @@ def test_editable_install(tmp_path):
     py = make_env(tmp_path / "env")
     pip_install(py, "--no-build-isolation", "-e", str(REPO))
     assert probe(py, tmp_path) == REPO / "backends" / "__init__.py"
+
+
+def test_no_module_imports_a_top_level_backends():
+    """Only the repository's root on sys.path makes `import backends` work (a test that ran
+    after one that put it there passed here and failed in CI's fresh checkout): every source
+    file in the repository imports `pedit.backends`."""
+    import ast
+
+    wrong = []
+    for folder in ("pedit", "backends", "tests", "scripts"):
+        for path in REPO.joinpath(folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module or ""]
+                if any(n == "backends" or n.startswith("backends.") for n in names):
+                    wrong.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not wrong, wrong

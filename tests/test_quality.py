@@ -381,7 +381,7 @@ def test_a_sentence_fixed_alone_is_joined_back_as_pedit_writes_a_file_of_it(monk
     line break counted against it as a change (as the runs at 1ff0c7c and before were)."""
     from types import SimpleNamespace
 
-    from backends import open_backend
+    from pedit.backends import open_backend
     from pedit.bench import quality_run
     from pedit.bench.levers import Variant
     from pedit.engine.prompt import fenced_body
