@@ -5,6 +5,7 @@ cache, so CI assembles it from the installed chunk packages exactly as a user's 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +18,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["PEDIT_KEEP_ALIVE"] = "0"
 os.environ["PEDIT_ANSWER_CACHE"] = "off"  # each command runs its model (test_answercache.py turns it on)
 sys.path.insert(0, str(Path(__file__).parent))
+# a hang-up is the default action in the tests of signals, as in a user's terminal: a suite
+# started under nohup (SIGHUP ignored, which pedit rightly keeps) would fail them otherwise
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 import tiny  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
