@@ -23,8 +23,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 import tiny  # noqa: E402
+from pedit import models  # noqa: E402
 from pedit.backends import open_backend  # noqa: E402
 from pedit.tools import confusables  # noqa: E402
+from scripted import Answering  # noqa: E402
 
 KINDS = ["reference", "llama.cpp", "transformers"]
 
@@ -85,6 +87,19 @@ def real_cache(tmp_path_factory) -> Path:
 def default_model_env(real_cache, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(real_cache))
     return real_cache
+
+
+@pytest.fixture
+def answering(monkeypatch):
+    """use(answer, at_pass=None): pedit's model becomes an Answering backend (scripted.py):
+    the reference backend made to answer with a given text, for the shells' safety tests."""
+
+    def use(answer: str, at_pass=None, fence: str = "```"):
+        backend = Answering(answer, fence, at_pass)
+        monkeypatch.setattr(models, "load", tiny.model_work(lambda: backend))
+        return backend
+
+    return use
 
 
 @pytest.fixture

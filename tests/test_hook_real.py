@@ -6,7 +6,8 @@ staged part is fixed while its unstaged part stays intact."""
 from __future__ import annotations
 
 import pytest
-from test_hook import commit, committed, install, make_repo, sh, staged
+
+from gitrepo import commit, committed, install, make_repo, sh, staged
 
 pytestmark = pytest.mark.slow
 

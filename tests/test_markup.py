@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from test_hook import COPYING, commit, install, make_repo, sh
+from gitrepo import COPYING, commit, install, make_repo, sh
 
 PEDIT = [sys.executable, "-m", "pedit"]
 NAME = "notes [bold]x [link=x] [red]y [on blue].md"  # a name cannot hold "/": "[/]" is in the paths below

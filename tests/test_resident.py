@@ -325,7 +325,7 @@ def test_the_hook_asks_the_resident_model_and_loads_none_itself(tmp_path, runtim
     """Two commits in two repositories (no hook cache hit between them): the hook loads no
     model in either, the resident answers both, and what is committed is what a hook that
     loads its own model commits."""
-    from test_hook import COPYING, NOTES, commit, committed, install, make_repo, sh
+    from gitrepo import COPYING, NOTES, commit, committed, install, make_repo, sh
 
     repos = {}
     for name, keep in (("here", "0"), ("a", "120"), ("b", "120")):
