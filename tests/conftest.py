@@ -18,9 +18,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["PEDIT_KEEP_ALIVE"] = "0"
 os.environ["PEDIT_ANSWER_CACHE"] = "off"  # each command runs its model (test_answercache.py turns it on)
 sys.path.insert(0, str(Path(__file__).parent))
-# a hang-up is the default action in the tests of signals, as in a user's terminal: a suite
-# started under nohup (SIGHUP ignored, which pedit rightly keeps) would fail them otherwise
+# a hang-up and Ctrl-C act as in a user's terminal in the tests of signals: a suite started
+# under nohup (SIGHUP ignored) or as a background job (SIGINT ignored), which pedit rightly
+# keeps ignored, would fail them otherwise
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import tiny  # noqa: E402
 from pedit import models  # noqa: E402
