@@ -47,6 +47,7 @@ class PeditGroup(TyperGroup):
         from ..backends import BackendError
 
         try:
+            _finish_journals()
             return super().invoke(ctx)
         except PeditError as exc:
             _fail(ctx, exc.message, exc.exit_code)
@@ -70,6 +71,13 @@ class PeditGroup(TyperGroup):
                 traceback.print_exc()
             message = f"internal error: {type(exc).__name__}: {exc} (set PEDIT_DEBUG=1 for a traceback)"
             _fail(ctx, message, ExitCode.INTERNAL)
+
+
+def _finish_journals() -> None:
+    """A rename across files that a killed pedit left partway is finished first (app/together.py)."""
+    from ..app import together
+
+    together.recover(lambda line: typer.echo(line, err=True))
 
 
 REWRITES = ("fix", "refactor", "summarize", "edit", "extract", "tui")  # the commands that write files
@@ -186,6 +194,7 @@ def _run(command: str, given: dict, *, data: bool = False) -> None:
         instruction=c.source if data else given.get("instruction"), mode=mode,
         force=given.get("force", False), system=given["system"], options=settings.engine_options(flags),
         stats_json=given["stats_json"], stdin_filename=given.get("stdin_filename"), data=data, api_key=key,
+        project=not given.get("no_project", False),
     )  # fmt: skip
     code = run(inv)
     if code:
@@ -265,10 +274,13 @@ _command(
     INSTRUCTION: a tool proposes the edit (rope or tree-sitter: the exact rename; flynt:
     the f-strings; every print() as a logger call), type hints decode under a grammar,
     and the answer is written only if its check passes (else exit 5; --force writes it).
-    docs/cli.md has the details.
+    A rename in a project (a git work tree, or under a pyproject.toml, setup.cfg or
+    setup.py) renames the name's uses in every Python file of it too, all checked and
+    written together or not at all (--no-project: this file alone). docs/cli.md has the
+    details.
     """,
     instruction=True,
-    output=OUTPUT,
+    output=[*OUTPUT, ("no_project", o.NoProject, False)],
 )
 _command(
     "summarize",

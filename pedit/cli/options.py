@@ -113,6 +113,13 @@ Json = Annotated[bool, _flag("--json", text="Print results and figures as JSON; 
 Force = Annotated[
     bool, _flag("--force", text="Rewrite hard-linked files; write what the guard refuses (docs/cli.md).")
 ]
+NoProject = Annotated[
+    bool,
+    _flag(
+        "--no-project",
+        text="A rename in this file alone: not its callers in the project's other files (docs/cli.md).",
+    ),
+]
 StdinFilename = Annotated[
     str | None,
     typer.Option(

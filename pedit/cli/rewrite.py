@@ -40,6 +40,7 @@ from ..ui.render import shown, stats_line
 from ..ui.runs import Show, answer
 from ..ui.styles import legend
 from . import answers
+from . import project as across
 from .answerers import Answerer, Cached, Here, NotCached, There, cache_parts
 from .files import Files
 from .options import WriteBack
@@ -71,6 +72,7 @@ class Invocation:
     stdin_filename: str | None = None  # FILE "-": the name shown to the model and the guard
     data: bool = False  # the answer is JSON data, valid against --schema (extract), printed as data
     api_key: str | None = None  # -b openai: --api-key(-file), PEDIT_API_KEY, OPENAI_API_KEY
+    project: bool = True  # a rename sees the file's project (cli/project.py); --no-project: the file alone
 
 
 def expand(files: tuple[str, ...]) -> list[str]:
@@ -122,8 +124,12 @@ def run(inv: Invocation) -> int:
         force=inv.force, writes=mode in (WriteBack.ASK, WriteBack.YES), stdin_filename=inv.stdin_filename
     )
     flow = Run(inv=inv, template=template, mode=mode, files=files, report=report)
-    names = flow.precheck(names)  # a typo in a file name costs no model load
-    code = _run_files(flow, names) if names else ExitCode.OK
+    with _planned(flow, names) as whole:
+        if whole is not None and whole.module:  # a module renamed: rope's edit, no model
+            code = across.answered(whole, flow, None, None)
+        else:
+            names = flow.precheck(names)  # a typo in a file name costs no model load
+            code = _run_files(flow, names) if names else ExitCode.OK
     if inv.stats_json:
         write_stats(
             inv.stats_json,
@@ -136,6 +142,22 @@ def run(inv: Invocation) -> int:
     if mode == WriteBack.JSON:
         click.echo(json.dumps(report.records, indent=2))
     return max(report.code, int(code))
+
+
+@contextlib.contextmanager
+def _planned(flow: Run, names: list[str]) -> Iterator[across.Plan | None]:
+    """The project rename the command asks for (cli/project.py), its files locked while the
+    command runs; None for any other command."""
+    inv = flow.inv
+    whole = None
+    if inv.project and flow.template.intents and inv.options.tools.intents:
+        whole = across.plan(names, inv.instruction, flow.mode, writes=flow.files.writes, force=inv.force)
+    flow.project = whole
+    if whole is None:
+        yield None
+        return
+    with whole.locks:
+        yield whole
 
 
 def _run_files(flow: Run, names: list[str]) -> int:
@@ -252,6 +274,7 @@ class Run:
     report: Report
     remote: bool = False  # the loaded model is a server's (loading.Loaded.remote)
     cache: AnswerCache | None = None  # the answer cache, when on
+    project: across.Plan | None = None  # a rename across the file's project (cli/project.py)
     _said_ignored: bool = False
 
     def caching(self, answerer: Answerer) -> Answerer:
@@ -396,8 +419,14 @@ class Run:
 
     def _rewrite(self, source: fileio.Source, outcome: Outcome, file_tokens: int) -> int:
         """The guard's decision, the file's record and notes, then the mode's write-back."""
-        d = decide(self.template.judged, source, outcome.text, self.inv.force)
         ran = self.report.ran(source.name, outcome)
+        if self.project is not None:  # the defining file of a project's rename: every file together
+            ran |= {"file_tokens": file_tokens}
+            if outcome.verdict is not None:
+                ran["check"] = outcome.check_dict()
+                self.report.say(source.name, verdict_line(outcome))
+            return across.answered(self.project, self, source, outcome.text, ran)
+        d = decide(self.template.judged, source, outcome.text, self.inv.force)
         record = {
             "file": source.name, "changed": d.changed, "written": False, **ran,
             "file_tokens": file_tokens,  # the file's own tokens (a remote backend's estimate)

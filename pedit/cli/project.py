@@ -1,0 +1,269 @@
+"""A rename across the project: `pedit refactor pkg/util.py "rename parse_line to parse_record"`.
+
+    plan     before any model loads: the file's project (app/project.py); for Python, rope's
+             rename of every file (tools/projectrename.py), the other files it changes read
+             (stamped), locked and checked writable if the mode writes; for another
+             language, a refusal when an old name is an identifier in other files of the
+             project's language too (a token rename has no scopes: it cannot tell them apart)
+    answer   the defining file through the model and its checks, as a one-file refactor
+             (rewrite.Run.one); its answer held to rope's edit of that file (the code must
+             be rope's: else rope's edit is written); a module renamed needs no model
+    others   rope's exact edit, written without a model pass: it is the edit a tool proves
+             (the references rope resolved), each file checked as the defining one (parses,
+             every changed line names an old or new name, no name left unbound)
+    write    every file together or none (app/together.py); any refusal, for any file, is
+             the whole rename's, with or without --force
+    report   the leftovers rope could not resolve, by file and line; one line "renamed in N
+             files"; --diff and --check show every file, in path order
+
+Nothing here runs for --no-project, a file of no project, or a rename whose only change
+is in the file itself (the one-file refactor, as before).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import click
+
+from ..app import fileio, together
+from ..app.project import Project, TooLarge, find
+from ..checks import guard
+from ..checks.intentcheck import check
+from ..errors import ExitCode, RefusedError, UsageError
+from ..tools import intent as intents
+from ..tools import rename as rename_tool
+from ..tools.intent import RENAME, Intent
+from ..tools.projectrename import Leftover, ProjectEdit, renames_module
+from ..ui.render import print_diff, unified_diff
+from .options import WriteBack
+
+PYTHON = (".py",)  # rope reads .py; a stub (.pyi) is renamed as its own file
+
+
+@dataclass(kw_only=True)
+class Plan:
+    """A rename of the command's file across its project, made before the model loads."""
+
+    project: Project
+    intent: Intent
+    defining: PurePosixPath  # the file named on the command line, relative to the root
+    edit: ProjectEdit
+    texts: dict[str, str]  # the project's Python files as rope read them
+    sources: dict[str, fileio.Source]  # every file the rename changes, as read (stamped)
+    module: bool  # the module itself renamed (no model: rope's edit is the whole rename)
+    locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def path(self, rel: str) -> Path:
+        return self.project.root / rel
+
+
+def plan(names: list[str], instruction: str | None, mode: WriteBack, *, writes: bool,
+         force: bool) -> Plan | None:  # fmt: skip
+    """The project rename the command asks for (see the module), or None; UsageError for
+    what it refuses before a model loads."""
+    found = intents.parse(instruction)
+    if found.kind != RENAME or not names or "-" in names:
+        return None
+    suffix = PurePosixPath(names[0]).suffix.lower()
+    if len(names) > 1 and (suffix in PYTHON or rename_tool.supported(names[0])):
+        projects = {p.root for p in map(find, map(Path, names)) if p is not None}
+        if projects:
+            raise UsageError(
+                "a rename across the project starts from one file, the one that defines the name: "
+                "give that file alone (or --no-project to rename in each file by itself)"
+            )
+        return None
+    path = Path(names[0])
+    if not path.is_file():
+        return None  # precheck says what is wrong with it
+    project = find(path)
+    if project is None:
+        return None
+    if suffix not in PYTHON:
+        _other_language(project, path, found)
+        return None
+    return _python(project, path, found, mode, writes=writes, force=force)
+
+
+def _other_language(project: Project, path: Path, found: Intent) -> None:
+    """UsageError when an old name is an identifier in another file of this language."""
+    if not rename_tool.supported(path.name):
+        return
+    language = rename_tool._language(path.name)
+    kind = tuple(s for s, lang in _SUFFIXES.items() if lang == language)
+    me = project.relative(path)
+    seen: dict[str, list[str]] = {}
+    for rel in project.of_kind(kind):
+        if rel == me:
+            continue
+        try:
+            text = fileio.read(project.root / rel, force=True).text
+            names = {n for n, _ in rename_tool.code_names(text, rel.name)}
+        except (OSError, UsageError, rename_tool.RenameError):
+            continue
+        for old in found.renames:
+            if old in names:
+                seen.setdefault(old, []).append(str(rel))
+    if seen:
+        old, where = next(iter(seen.items()))
+        listed = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        raise UsageError(
+            f"{path.name}: {old} is also a name in {listed}; a rename in {language} cannot tell which "
+            "of them is this one (no scopes), so pedit renames nothing: --no-project renames it in "
+            f"{path.name} alone"
+        )
+
+
+_SUFFIXES = {f".{s}": lang for s, lang in rename_tool._LANGUAGES.items()}
+
+
+def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, writes: bool,
+            force: bool) -> Plan | None:  # fmt: skip
+    from ..tools import projectrename
+
+    try:
+        files = project.of_kind(PYTHON)
+    except TooLarge as exc:
+        raise UsageError(f"{exc}: --no-project renames in {path.name} alone") from None
+    defining = project.relative(path)
+    texts = _texts(project, {*files, defining})
+    if str(defining) not in texts:
+        return None
+    module = any(renames_module(texts[str(defining)], str(defining), o) for o in found.renames)
+    try:
+        edit = projectrename.rename(texts, str(defining), found.renames, docs=found.docs, within=found.within)
+    except rename_tool.RenameError as exc:
+        if module:
+            raise UsageError(f"{path.name}: {exc}") from None
+        return None  # the defining file does not parse: the one-file refactor (the model, the guard)
+    others = [f for f in edit.files if f != str(defining)]
+    if not others and not edit.leftovers and not module:
+        return None  # the file's own rename: the one-file refactor
+    if mode == WriteBack.STDOUT and (others or module):
+        raise UsageError(
+            f"{path.name}: the rename changes {len(edit.files)} files, and --stdout prints one: "
+            "--diff shows them all (or --no-project renames in this file alone)"
+        )
+    p = Plan(project=project, intent=found, defining=defining, edit=edit, texts=texts, sources={},
+             module=module)  # fmt: skip
+    try:
+        for rel in edit.files:
+            if rel == str(defining) and not module:
+                continue  # the model's file: read and locked by the run itself
+            source = fileio.read(p.path(rel), force=force)
+            if source.text != texts[rel]:
+                raise together.ConflictError(f"{rel}: changed on disk since pedit read it; nothing written")
+            if writes:
+                fileio.check_writable(p.path(rel), force=force)
+                p.locks.enter_context(fileio.locked(p.path(rel)))
+            p.sources[rel] = source
+    except BaseException:
+        p.locks.close()
+        raise
+    return p
+
+
+def _texts(project: Project, files: set[PurePosixPath]) -> dict[str, str]:
+    """The project's Python files that read as text, relative path -> text."""
+    out = {}
+    for rel in sorted(files):
+        try:
+            data = (project.root / rel).read_bytes()
+            if len(data) <= fileio.MAX_BYTES:
+                out[str(rel)] = fileio.decode(data, str(rel)).text
+        except (OSError, UsageError):
+            continue  # unreadable, or not text: rope cannot read it either
+    return out
+
+
+def answered(p: Plan, flow, source: fileio.Source | None, answer: str | None, ran: dict | None = None) -> int:
+    """The rename's end (see the module): the defining file's answer (None: a module
+    renamed, rope's edit alone), every file checked, then the mode's output or the write."""
+    report, name = flow.report, str(p.defining)
+    texts = dict(p.edit.texts)
+    if not p.module:
+        if source.text != p.texts[name]:
+            raise together.ConflictError(f"{name}: changed on disk since pedit read it; nothing written")
+        exact = texts.get(name, source.text)
+        verdict = check(p.intent, source.name, source.text, answer, exact)
+        if not verdict.passed:
+            report.say(name, f"the model's answer is not rope's rename of it ({verdict.reason}): rope's edit")
+            answer = exact
+        texts[name] = answer
+        p.sources[name] = source
+    changes = _checked(p, texts, flow.template.judged)
+    for left in p.edit.leftovers:
+        report.say(left.path, _leftover(left))
+    if p.edit.prose:
+        olds = ", ".join(p.intent.renames)
+        report.dim(f"pedit: {p.edit.prose} comments and docstrings still name {olds} "
+                   "(\"... in docstrings too\" renames them)")  # fmt: skip
+    return _out(p, flow, changes, ran or {})
+
+
+def _leftover(left: Leftover) -> str:
+    return f"line {left.line}: {left.name} {left.what}: not renamed, check it"
+
+
+def _checked(p: Plan, texts: dict[str, str], judged: bool) -> list[together.Change]:
+    """Every changed file's Change, each checked: RefusedError (no file written) otherwise."""
+    out = []
+    for rel in p.edit.files:
+        source = p.sources[rel]
+        new = texts.get(rel, source.text)
+        if new != source.text:
+            verdict = check(p.intent, rel, source.text, new, new)
+            why = None if verdict.passed else f"the rename fails its check: {verdict.reason}"
+            refusal = guard.judge(rel, source.text, new, judged=judged)
+            why = why or (refusal.reason if refusal else None)
+            if why:
+                raise RefusedError(f"{rel}: {why}; no file of the rename is written", reason=why)
+        to = p.path(p.edit.moves[rel]) if rel in p.edit.moves else None
+        out.append(together.Change(source=source, text=new, to=to))
+    return out
+
+
+def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
+    mode, report = flow.mode, flow.report
+    rels = {id(c): str(p.project.relative(c.source.path)) for c in changes}
+    diffs = {}
+    for c in changes:
+        rel = rels[id(c)]
+        new_name = p.edit.moves.get(rel, rel)
+        diffs[rel] = unified_diff(c.source.render(c.source.text), c.source.render(c.text), rel)
+        if new_name != rel:
+            diffs[rel] = [f"rename from {rel}\n", f"rename to {new_name}\n", *_renamed(diffs[rel], new_name)]
+    n = len(changes)
+    what = f"renamed in {n} file{'s' if n != 1 else ''}"
+    for c in changes:
+        rel = rels[id(c)]
+        figures = ran if rel == str(p.defining) else {}
+        report.add({**figures, "file": rel, "changed": True, "written": False, "project": str(p.project.root),
+                    **({"text": c.source.render(c.text), "diff": "".join(diffs[rel])}
+                       if mode == WriteBack.JSON else {})})  # fmt: skip
+    if mode == WriteBack.JSON:
+        return ExitCode.OK
+    if mode in (WriteBack.DIFF, WriteBack.ASK):
+        for rel in sorted(diffs):
+            print_diff(diffs[rel])
+    if mode == WriteBack.DIFF:
+        report.say(str(p.defining), f"{what}: {', '.join(sorted(diffs))}; nothing written")
+        return ExitCode.OK
+    if mode == WriteBack.CHECK:
+        report.say(str(p.defining), f"{what}: would change {', '.join(sorted(diffs))}")
+        return ExitCode.CHANGED
+    if mode == WriteBack.ASK and not click.confirm(f"Apply to these {n} files?", default=False, err=True):
+        return ExitCode.OK
+    together.write(changes, force=flow.inv.force)
+    for record in report.records[-n:]:
+        record["written"] = True
+    report.say(str(p.defining), f"{what}, written: {', '.join(sorted(diffs))}")
+    return ExitCode.OK
+
+
+def _renamed(diff: list[str], new_name: str) -> list[str]:
+    """A moved file's diff: its `+++` line names the new path."""
+    return [f"+++ b/{new_name}\n" if line.startswith("+++ ") else line for line in diff]

@@ -1,0 +1,271 @@
+"""A rename across a Python project, by rope: every file's change, and what it could not tell.
+
+    texts     every Python file of the project (app/project.py), relative path -> text
+    shadow    those texts written into a temporary folder with the project's layout, and a
+              rope Project over it (rope writes there, never in the user's files)
+    rename    as the file's rename (rename.py), one binding at a time: at the first code
+              occurrence of OLD still in the defining file (in `within`'s span, if given),
+              rope's Rename with every file of the project as its resources (a module
+              function and `from pkg.util import f`, `util.f(...)`; a method and its calls
+              through its class's instances; a parameter and its keyword arguments), until
+              none is left; OLD the defining module's own name and no name in it: the
+              module renamed, with its imports (rope's MoveResource)
+    leftovers every code token still named OLD anywhere that rope does not resolve to some
+              definition (an attribute of an object it cannot type: `obj.f()`,
+              `getattr(m, name)`'s result), and every string that is a name, not prose
+              (`getattr(m, "f")`, `__all__ = ["f"]`, `mock.patch("pkg.util.f")`), by file
+              and line: reported, never guessed; a token that resolves to another
+              definition is another name of the same spelling, not a leftover
+
+With `docs`, rope renames the name in comments and strings too (whole words, where the
+name is visible); without it, the comments and docstrings that still name it are counted
+(`prose`), not changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tempfile
+import time
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .rename import RenameError, _comments_rename, _line_starts, _python_names
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """An occurrence of an old name the rename left, for the user to look at."""
+
+    path: str  # relative to the project's root
+    line: int  # 1-based
+    name: str
+    what: str  # why it was left: "a string", "rope cannot resolve it", "the file does not parse"
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line}: {self.name} {self.what}: not renamed"
+
+
+@dataclass(frozen=True)
+class ProjectEdit:
+    texts: dict[str, str]  # relative path -> its new text, for every file the rename changes
+    moves: dict[str, str] = field(default_factory=dict)  # a module renamed: old path -> new path
+    leftovers: tuple[Leftover, ...] = ()
+    prose: int = 0  # comments and docstrings that still name an old name (no `docs`)
+    seconds: float = 0.0  # rope's time, the shadow's included
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file the rename changes or moves, in path order (as they are before it)."""
+        return tuple(sorted(set(self.texts) | set(self.moves)))
+
+
+def module_name(path: str) -> str | None:
+    """The module name of a file (`pkg/util.py` -> util); None for a package's __init__."""
+    p = PurePosixPath(path)
+    return None if p.stem == "__init__" else p.stem
+
+
+def renames_module(text: str, defining: str, old: str) -> bool:
+    """Does "rename OLD to NEW" in `defining` rename the module itself? OLD is its module
+    name and no code name of the file (a name of the file wins)."""
+    return module_name(defining) == old and old not in {n for n, _ in _python_names(text)}
+
+
+def rename(
+    texts: dict[str, str], defining: str, renames: dict[str, str], *, docs: bool = False,
+    within: str | None = None,
+) -> ProjectEdit:  # fmt: skip
+    """The project's texts with every rename of `renames` done from the file `defining`
+    (see the module); RenameError if the defining file does not parse."""
+    from rope.base.project import Project
+
+    t0 = time.perf_counter()
+    try:
+        ast.parse(texts[defining])
+    except SyntaxError as exc:
+        raise RenameError(f"{defining} does not parse (line {exc.lineno}): no exact rename") from None
+    broken = {p for p, t in texts.items() if any(o in t for o in renames) and not _parses(t)}
+    with tempfile.TemporaryDirectory(prefix="pedit-rename-") as folder:
+        root = Path(folder)
+        for rel, text in texts.items():
+            where = root / rel
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text(text, encoding="utf-8")
+        project = Project(folder, ropefolder=None)
+        try:
+            moves: dict[str, str] = {}
+            now = defining
+            for old, new in renames.items():
+                if renames_module(_read(root, now), now, old):
+                    now = _move(project, now, new, moves)
+                    continue
+                _rename_bindings(project, root, now, old, new, docs, within, broken)
+            done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
+            if docs:
+                done = {rel: _comments(rel, done[rel], renames, texts) for rel in done}
+            changed = {rel: t for rel, t in done.items() if t != texts[rel] or rel in moves}
+            leftovers = _leftovers(project, root, done, moves, renames, broken)
+        finally:
+            project.close()
+    prose = 0 if docs else sum(_prose(t, renames) for t in done.values())
+    return ProjectEdit(changed, moves, leftovers, prose, time.perf_counter() - t0)
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _read(root: Path, rel: str) -> str:
+    return (root / rel).read_text(encoding="utf-8")
+
+
+def _resources(project, root: Path, skip: set[str], name: str):
+    """The project's files that hold `name` at all and parse: the only ones a rename of it
+    may change (rope reads the others only to resolve imports)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel not in skip and name in path.read_text(encoding="utf-8"):
+            out.append(project.get_resource(rel))
+    return out
+
+
+def _rename_bindings(project, root: Path, defining: str, old: str, new: str, docs: bool,
+                     within: str | None, broken: set[str]) -> None:  # fmt: skip
+    """Every binding named `old` in the defining file renamed across the project (rename.py's
+    loop, with the project's files as rope's resources)."""
+    from rope.base.exceptions import RopeError
+    from rope.refactor.rename import Rename
+
+    from .rename import _span
+
+    resource = project.get_resource(defining)
+    resources = _resources(project, root, broken, old)
+    skip = 0  # occurrences rope could not rename, in order
+    while True:
+        text = resource.read()
+        span = _span(text, within) if within else None
+        at = [o for n, o in _python_names(text) if n == old and (span is None or span[0] <= o < span[1])]
+        if len(at) <= skip:
+            return
+        try:
+            rename = Rename(project, resource, at[skip])
+            changes = rename.get_changes(new, docs=docs, resources=resources)
+            if rename._is_renaming_a_module():  # `import pkg.util as util` in the file: not this rename
+                skip += 1
+                continue
+            project.do(changes)
+        except RopeError:
+            skip += 1
+            continue
+        if resource.read() == text:
+            skip += 1
+
+
+def _move(project, defining: str, new: str, moves: dict[str, str]) -> str:
+    """The defining module renamed `new` with every import of it (rope); its new path."""
+    from rope.base.exceptions import RopeError
+    from rope.refactor.rename import Rename
+
+    try:
+        changes = Rename(project, project.get_resource(defining)).get_changes(new)
+        project.do(changes)
+    except RopeError as exc:
+        raise RenameError(f"rope cannot rename the module {defining}: {exc}") from None
+    moved = str(PurePosixPath(defining).with_name(f"{new}.py"))
+    first = next((k for k, v in moves.items() if v == defining), defining)
+    moves[first] = moved
+    return moved
+
+
+def _comments(rel: str, text: str, renames: dict[str, str], before: dict[str, str]) -> str:
+    """With `docs`: whole words in the comments of a file that names an old name (rope's
+    `docs` renames docstrings and strings, and comments only where it resolves them)."""
+    if not any(o in before.get(rel, "") for o in renames):
+        return text
+    for old, new in renames.items():
+        text = _comments_rename(text, old, new, None)
+    return text
+
+
+_DATA = re.compile(r"[\w.:/-]*")  # a string that is a name or a dotted path, not prose
+
+
+def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str],
+               renames: dict[str, str], broken: set[str]) -> tuple[Leftover, ...]:  # fmt: skip
+    from rope.base import evaluate
+    from rope.base.exceptions import RopeError
+
+    out = []
+    for rel in sorted(done):
+        text = done[rel]
+        olds = [o for o in renames if o in text]
+        if not olds:
+            continue
+        if rel in broken:
+            lines = [i for i, line in enumerate(text.splitlines(), 1) if any(o in line for o in olds)]
+            out += [Leftover(rel, lines[0], olds[0], "(the file does not parse)")]
+            continue
+        resource, module = project.get_resource(moves.get(rel, rel)), None
+        starts = _line_starts(text)
+        for tok, doc in _tokens(text):
+            at = starts[tok.start[0] - 1] + tok.start[1]
+            if tok.type == tokenize.NAME and tok.string in renames:
+                try:
+                    module = module or project.get_pymodule(resource)
+                    pyname = evaluate.eval_location(module, at)
+                    where = pyname.get_definition_location() if pyname is not None else (None, None)
+                except RopeError:
+                    where = (None, None)
+                if where[0] is None:
+                    out.append(Leftover(rel, tok.start[0], tok.string, "(rope cannot resolve it)"))
+            elif tok.type == tokenize.STRING and not doc:
+                body = _body(tok.string)
+                for old in olds:
+                    if _DATA.fullmatch(body) and re.search(rf"(?<!\w){re.escape(old)}(?!\w)", body):
+                        out.append(Leftover(rel, tok.start[0], old, f"in the string {tok.string}"))
+    return tuple(out)
+
+
+_STATEMENT = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)  # what comes before a docstring
+
+
+def _tokens(text: str) -> list[tuple[tokenize.TokenInfo, bool]]:
+    """The file's tokens, each with whether it is a docstring (a string that is a statement
+    of its own: what follows a NEWLINE, INDENT or DEDENT, or starts the file)."""
+    out, before = [], tokenize.NEWLINE
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            doc = tok.type == tokenize.STRING and before in _STATEMENT
+            out.append((tok, doc))
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                before = tok.type
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _body(literal: str) -> str:
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError):
+        return literal
+    return value if isinstance(value, str) else ""
+
+
+def _prose(text: str, renames: dict[str, str]) -> int:
+    """Comments and docstrings that name an old name as a whole word."""
+    if not any(o in text for o in renames):
+        return 0
+    words = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, renames))})(?!\w)")
+    return sum(
+        1 for tok, doc in _tokens(text) if (tok.type == tokenize.COMMENT or doc) and words.search(tok.string)
+    )  # fmt: skip
