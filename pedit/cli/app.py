@@ -60,9 +60,9 @@ class PeditGroup(TyperGroup):
             _fail(ctx, _stopped("hung up", ctx.invoked_subcommand), ExitCode.HANGUP)
         except Terminated:
             _fail(ctx, _stopped("terminated", ctx.invoked_subcommand), ExitCode.TERMINATED)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, click.exceptions.Abort):  # click's prompts: Ctrl-C is Abort there
             _fail(ctx, _stopped("interrupted", ctx.invoked_subcommand), ExitCode.INTERRUPTED)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except BrokenPipeError:  # `pedit ... | head`: click's main ends quietly with 1, as rich does
             raise

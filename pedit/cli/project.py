@@ -32,7 +32,7 @@ from ..app import fileio, together
 from ..app.project import Project, TooLarge, find
 from ..checks import guard
 from ..checks.intentcheck import check
-from ..errors import ExitCode, RefusedError, UsageError
+from ..errors import ExitCode, PeditError, RefusedError, UsageError
 from ..tools import intent as intents
 from ..tools import rename as rename_tool
 from ..tools.intent import RENAME, Intent
@@ -153,17 +153,36 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
         for rel in edit.files:
             if rel == str(defining) and not module:
                 continue  # the model's file: read and locked by the run itself
-            source = fileio.read(p.path(rel), force=force)
-            if source.text != texts[rel]:
-                raise together.ConflictError(f"{rel}: changed on disk since pedit read it; nothing written")
-            if writes:
-                fileio.check_writable(p.path(rel), force=force)
-                p.locks.enter_context(fileio.locked(p.path(rel)))
+            with _whole(p, rel):
+                source = fileio.read(p.path(rel), force=force)
+                if source.text != texts[rel]:
+                    raise together.ConflictError(f"{rel}: changed on disk since pedit read it")
+                if writes:
+                    fileio.check_writable(p.path(rel), force=force)
+                    p.locks.enter_context(fileio.locked(p.path(rel)))
             p.sources[rel] = source
     except BaseException:
         p.locks.close()
         raise
     return p
+
+
+@contextlib.contextmanager
+def _whole(p: Plan, rel: str | None = None):
+    """A file's refusal as the whole rename's: named from the project's root, and said to
+    leave every file of the rename unwritten (the same kind of error, the same exit code)."""
+    try:
+        yield
+    except PeditError as exc:
+        message = exc.message
+        for path in {str(p.path(r)) for r in p.edit.files} | {str(p.path(r).resolve()) for r in p.edit.files}:
+            message = message.replace(path, str(p.project.relative(Path(path))))
+        for tail in ("; nothing written", ", not written", "; not written", "; not touched"):
+            message = message.removesuffix(tail)
+        error = type(exc)(f"{message}; no file of the rename is written")
+        error.__dict__.update({k: v for k, v in exc.__dict__.items() if k != "message"})
+        error.message = f"{message}; no file of the rename is written"
+        raise error from None
 
 
 def _texts(project: Project, files: set[PurePosixPath]) -> dict[str, str]:
@@ -257,7 +276,8 @@ def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
         return ExitCode.CHANGED
     if mode == WriteBack.ASK and not click.confirm(f"Apply to these {n} files?", default=False, err=True):
         return ExitCode.OK
-    together.write(changes, force=flow.inv.force)
+    with _whole(p):
+        together.write(changes, force=flow.inv.force)
     for record in report.records[-n:]:
         record["written"] = True
     report.say(str(p.defining), f"{what}, written: {', '.join(sorted(diffs))}")

@@ -30,6 +30,7 @@ import re
 import tempfile
 import time
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -95,7 +96,9 @@ def rename(
             where = root / rel
             where.parent.mkdir(parents=True, exist_ok=True)
             where.write_text(text, encoding="utf-8")
-        project = Project(folder, ropefolder=None)
+        with warnings.catch_warnings():  # rope's own use of its deprecated functions
+            warnings.simplefilter("ignore", DeprecationWarning)
+            project = Project(folder, ropefolder=None)
         try:
             moves: dict[str, str] = {}
             now = defining
@@ -105,10 +108,14 @@ def rename(
                     continue
                 _rename_bindings(project, root, now, old, new, docs, within, broken)
             done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
+            done = {
+                rel: _exported(done[rel], renames) if done[rel] != texts[rel] else done[rel] for rel in done
+            }
             if docs:
                 done = {rel: _comments(rel, done[rel], renames, texts) for rel in done}
             changed = {rel: t for rel, t in done.items() if t != texts[rel] or rel in moves}
-            leftovers = _leftovers(project, root, done, moves, renames, broken)
+            top = _dotted(defining, texts).split(".")[0]
+            leftovers = _leftovers(project, root, done, moves, renames, broken, top)
         finally:
             project.close()
     prose = 0 if docs else sum(_prose(t, renames) for t in done.values())
@@ -196,11 +203,79 @@ def _comments(rel: str, text: str, renames: dict[str, str], before: dict[str, st
     return text
 
 
-_DATA = re.compile(r"[\w.:/-]*")  # a string that is a name or a dotted path, not prose
+_DATA = re.compile(r"[\w.:]*")  # a string that is a name or a dotted path, not prose
+
+
+def _names_it(body: str, old: str, top: str) -> bool:
+    """Is the string `body` a reference to `old`: the name itself, or a dotted path into
+    the project's package `top` through it ("pkg.util.old", "pkg.util:old")? Another
+    package's path ("urllib.parse") is not this project's name."""
+    if body == old:
+        return True
+    parts = re.split(r"[.:]", body)
+    return _DATA.fullmatch(body) is not None and len(parts) > 1 and parts[0] == top and old in parts[1:]
+
+
+def _dotted(rel: str, texts: dict[str, str]) -> str:
+    """The module's dotted name (`src/pkg/util.py` -> pkg.util: the folders above its
+    outermost package are not part of it)."""
+    parts = list(PurePosixPath(rel).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    first = 0
+    while first < len(parts) - 1 and "/".join([*parts[: first + 1], "__init__.py"]) not in texts:
+        first += 1
+    return ".".join(parts[first:])
+
+
+def _exported(text: str, renames: dict[str, str]) -> str:
+    """`__all__`'s entries renamed where the module's own binding was: a module-level
+    `__all__` list or tuple of strings naming OLD, in a file that binds NEW at module level
+    now and OLD no more (rope renames the binding, not the string that exports it)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    bound = _module_bindings(tree)
+    edits = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AugAssign | ast.AnnAssign) else []  # fmt: skip
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        if not isinstance(node.value, ast.List | ast.Tuple):
+            continue
+        for item in node.value.elts:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                new = renames.get(item.value)
+                if new and new in bound and item.value not in bound:
+                    edits.append((item.lineno, item.col_offset, item.end_col_offset, item.value, new))
+    lines = text.splitlines(keepends=True)
+    for line, start, end, old, new in sorted(edits, reverse=True):
+        raw = lines[line - 1].encode("utf-8")  # ast's columns count bytes
+        lines[line - 1] = (
+            raw[:start] + raw[start:end].replace(old.encode(), new.encode()) + raw[end:]
+        ).decode()
+    return "".join(lines)
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.If | ast.Try):  # `try: from x import a` / `if TYPE_CHECKING:`
+            out |= _module_bindings(ast.Module(body=[*ast.iter_child_nodes(node)], type_ignores=[]))
+    return out
 
 
 def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str],
-               renames: dict[str, str], broken: set[str]) -> tuple[Leftover, ...]:  # fmt: skip
+               renames: dict[str, str], broken: set[str], top: str) -> tuple[Leftover, ...]:  # fmt: skip
     from rope.base import evaluate
     from rope.base.exceptions import RopeError
 
@@ -230,7 +305,7 @@ def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str],
             elif tok.type == tokenize.STRING and not doc:
                 body = _body(tok.string)
                 for old in olds:
-                    if _DATA.fullmatch(body) and re.search(rf"(?<!\w){re.escape(old)}(?!\w)", body):
+                    if _names_it(body, old, top):
                         out.append(Leftover(rel, tok.start[0], old, f"in the string {tok.string}"))
     return tuple(out)
 
