@@ -135,6 +135,9 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
     module = any(renames_module(texts[str(defining)], str(defining), o) for o in found.renames)
     try:
         edit = projectrename.rename(texts, str(defining), found.renames, docs=found.docs, within=found.within)
+    except projectrename.Unreadable as exc:
+        why = f"{exc}; no file is written (--no-project renames in {path.name} alone)"
+        raise RefusedError(why, reason=str(exc)) from None
     except rename_tool.RenameError as exc:
         if module:
             raise UsageError(f"{path.name}: {exc}") from None
@@ -221,6 +224,13 @@ def answered(p: Plan, flow, source: fileio.Source | None, answer: str | None, ra
         report.dim(f"pedit: {p.edit.prose} comments and docstrings still name {olds} "
                    "(\"... in docstrings too\" renames them)")  # fmt: skip
     return _out(p, flow, changes, ran or {})
+
+
+def too_long(p: Plan, flow, source: fileio.Source, exc: Exception) -> int:
+    """The defining file is longer than the model's context: rope's edit of it is the answer
+    (the edit the model's would have been held to), said so."""
+    flow.report.say(str(p.defining), f"{exc}; too long for the model, so rope's edit is its answer")
+    return answered(p, flow, source, p.edit.texts.get(str(p.defining), source.text))
 
 
 def _leftover(left: Leftover) -> str:

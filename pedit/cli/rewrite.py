@@ -318,7 +318,12 @@ class Run:
         try:
             with self.files.lock(name):
                 source = self.files.read(name)  # again: what is written must be checked against this
-                ran, sink, tokens = self._shown(answerer, source)
+                try:
+                    ran, sink, tokens = self._shown(answerer, source)
+                except ContextFull as exc:
+                    if self.project is None:
+                        raise
+                    return across.too_long(self.project, self, source, exc)
                 return self._result(ran, sink, tokens)
         except ModelError:  # a model that fails to load stops the command
             raise

@@ -37,6 +37,10 @@ from pathlib import Path, PurePosixPath
 from .rename import RenameError, _comments_rename, _line_starts, _python_names
 
 
+class Unreadable(RenameError):
+    """rope fails on a file that uses an old name as code: a rename would leave it broken."""
+
+
 @dataclass(frozen=True)
 class Leftover:
     """An occurrence of an old name the rename left, for the user to look at."""
@@ -165,16 +169,43 @@ def _rename_bindings(project, root: Path, defining: str, old: str, new: str, doc
             return
         try:
             rename = Rename(project, resource, at[skip])
-            changes = rename.get_changes(new, docs=docs, resources=resources)
             if rename._is_renaming_a_module():  # `import pkg.util as util` in the file: not this rename
                 skip += 1
                 continue
+            changes = _changes(rename, new, docs, resources, old)
             project.do(changes)
         except RopeError:
             skip += 1
             continue
         if resource.read() == text:
             skip += 1
+
+
+def _changes(rename, new: str, docs: bool, resources: list, old: str):
+    """rope's changes over `resources`; a file rope itself fails on (its own bug, not a
+    RopeError) is left out if it names `old` in no code, else Unreadable."""
+    from rope.base.exceptions import RopeError
+
+    try:
+        return rename.get_changes(new, docs=docs, resources=resources)
+    except RopeError:
+        raise
+    except Exception:  # noqa: BLE001 (rope's own failure, found file by file below)
+        pass
+    kept = []
+    for resource in resources:
+        try:
+            rename.get_changes(new, docs=docs, resources=[resource])
+            kept.append(resource)
+        except RopeError:
+            kept.append(resource)
+        except Exception as exc:  # noqa: BLE001
+            if old in {n for n, _ in _python_names(resource.read())}:
+                raise Unreadable(
+                    f"{resource.path}: rope fails on this file ({type(exc).__name__}: {exc}), which uses "
+                    f"{old}: a rename would leave it broken"
+                ) from None
+    return rename.get_changes(new, docs=docs, resources=kept)
 
 
 def _move(project, defining: str, new: str, moves: dict[str, str]) -> str:
@@ -250,13 +281,48 @@ def _exported(text: str, renames: dict[str, str]) -> str:
                 new = renames.get(item.value)
                 if new and new in bound and item.value not in bound:
                     edits.append((item.lineno, item.col_offset, item.end_col_offset, item.value, new))
+    edits += _annotated(tree, renames, bound)
     lines = text.splitlines(keepends=True)
     for line, start, end, old, new in sorted(edits, reverse=True):
         raw = lines[line - 1].encode("utf-8")  # ast's columns count bytes
-        lines[line - 1] = (
-            raw[:start] + raw[start:end].replace(old.encode(), new.encode()) + raw[end:]
-        ).decode()
+        piece = re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, raw[start:end].decode())
+        lines[line - 1] = (raw[:start] + piece.encode() + raw[end:]).decode()
     return "".join(lines)
+
+
+def _annotated(tree: ast.Module, renames: dict[str, str], bound: set[str]) -> list[tuple]:
+    """String annotations (`-> "Context"`, `x: "list[Context]"`, `cast("Context", x)`)
+    naming OLD as a plain name, in a module that binds NEW and no more OLD: rope renames
+    the binding, not the string;
+    one line's strings only (a multi-line string is left as it is)."""
+    out = []
+    for node in ast.walk(tree):
+        notes = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            notes.append(node.returns)
+        elif isinstance(node, ast.arg | ast.AnnAssign):
+            notes.append(node.annotation)
+        elif isinstance(node, ast.Call) and node.args and _called(node.func) == "cast":  # typing.cast("T", x)
+            notes.append(node.args[0])
+        for note in notes:
+            if not (isinstance(note, ast.Constant) and isinstance(note.value, str)):
+                continue
+            if note.lineno != note.end_lineno:
+                continue
+            try:
+                names = {
+                    n.id for n in ast.walk(ast.parse(note.value, mode="eval")) if isinstance(n, ast.Name)
+                }
+            except SyntaxError:
+                continue
+            for old, new in renames.items():
+                if old in names and new in bound and old not in bound:
+                    out.append((note.lineno, note.col_offset, note.end_col_offset, old, new))
+    return out
+
+
+def _called(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _module_bindings(tree: ast.Module) -> set[str]:
