@@ -135,6 +135,8 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
     module = any(renames_module(texts[str(defining)], str(defining), o) for o in found.renames)
     try:
         edit = projectrename.rename(texts, str(defining), found.renames, docs=found.docs, within=found.within)
+    except projectrename.Collision as exc:
+        raise UsageError(f"{exc}; nothing renamed") from None
     except projectrename.Unreadable as exc:
         why = f"{exc}; no file is written (--no-project renames in {path.name} alone)"
         raise RefusedError(why, reason=str(exc)) from None

@@ -41,6 +41,10 @@ class Unreadable(RenameError):
     """rope fails on a file that uses an old name as code: a rename would leave it broken."""
 
 
+class Collision(RenameError):
+    """The new name is taken: a module's, or a name a file binds beside the old one."""
+
+
 @dataclass(frozen=True)
 class Leftover:
     """An occurrence of an old name the rename left, for the user to look at."""
@@ -108,10 +112,12 @@ def rename(
             now = defining
             for old, new in renames.items():
                 if renames_module(_read(root, now), now, old):
+                    _free_module(root, now, new)
                     now = _move(project, now, new, moves)
                     continue
                 _rename_bindings(project, root, now, old, new, docs, within, broken)
             done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
+            _no_collision(texts, done, renames)
             done = {
                 rel: _exported(done[rel], renames) if done[rel] != texts[rel] else done[rel] for rel in done
             }
@@ -124,6 +130,34 @@ def rename(
             project.close()
     prose = 0 if docs else sum(_prose(t, renames) for t in done.values())
     return ProjectEdit(changed, moves, leftovers, prose, time.perf_counter() - t0)
+
+
+def _free_module(root: Path, defining: str, new: str) -> None:
+    """Collision when the defining module's folder has a module or package named `new`."""
+    folder = (root / defining).parent
+    for taken in (folder / f"{new}.py", folder / new):
+        if taken.exists():
+            rel = taken.relative_to(root).as_posix()
+            raise Collision(
+                f"{rel} exists already: {defining} renamed {new} would shadow it (or it, {defining})"
+            )
+
+
+def _no_collision(before: dict[str, str], after: dict[str, str], renames: dict[str, str]) -> None:
+    """Collision when a file the rename changes bound the new name at module level beside
+    the old one: the two would become one name (rope renames without looking)."""
+    for rel, text in before.items():
+        if after.get(rel, text) == text:
+            continue
+        try:
+            bound = _module_bindings(ast.parse(text))
+        except SyntaxError:
+            continue
+        for old, new in renames.items():
+            if old in bound and new in bound:
+                raise Collision(
+                    f"{rel} has a {new} already, beside {old}: the rename would make them one name"
+                )
 
 
 def _parses(text: str) -> bool:
