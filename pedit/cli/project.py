@@ -23,6 +23,8 @@ is in the file itself (the one-file refactor, as before).
 from __future__ import annotations
 
 import contextlib
+import copy
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -32,7 +34,7 @@ from ..app import fileio, together
 from ..app.project import Project, TooLarge, find
 from ..checks import guard
 from ..checks.intentcheck import check
-from ..errors import ExitCode, PeditError, RefusedError, UsageError
+from ..errors import ConflictError, ExitCode, PeditError, RefusedError, UsageError
 from ..tools import intent as intents
 from ..tools import rename as rename_tool
 from ..tools.intent import RENAME, Intent
@@ -55,6 +57,18 @@ class Plan:
     sources: dict[str, fileio.Source]  # every file the rename changes, as read (stamped)
     module: bool  # the module itself renamed (no model: rope's edit is the whole rename)
     locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    seconds: dict[str, float] = field(default_factory=dict)  # the plan's, the checks' and the write's
+
+    def figures(self, files: int) -> dict:
+        """The record's "project": the files it changes and where its own time went (rope's
+        rename and the files read; every file's checks; the write with its journal)."""
+        return {
+            "root": str(self.project.root),
+            "files": files,
+            "leftovers": len(self.edit.leftovers),
+            "rope_seconds": self.edit.seconds,
+            **{f"{k}_seconds": v for k, v in self.seconds.items()},
+        }
 
     def path(self, rel: str) -> Path:
         return self.project.root / rel
@@ -92,11 +106,10 @@ def _other_language(project: Project, path: Path, found: Intent) -> None:
     """UsageError when an old name is an identifier in another file of this language."""
     if not rename_tool.supported(path.name):
         return
-    language = rename_tool._language(path.name)
-    kind = tuple(s for s, lang in _SUFFIXES.items() if lang == language)
+    language = rename_tool.language(path.name)
     me = project.relative(path)
     seen: dict[str, list[str]] = {}
-    for rel in project.of_kind(kind):
+    for rel in project.of_kind(rename_tool.suffixes(language)):
         if rel == me:
             continue
         try:
@@ -117,9 +130,6 @@ def _other_language(project: Project, path: Path, found: Intent) -> None:
         )
 
 
-_SUFFIXES = {f".{s}": lang for s, lang in rename_tool._LANGUAGES.items()}
-
-
 def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, writes: bool,
             force: bool) -> Plan | None:  # fmt: skip
     from ..tools import projectrename
@@ -128,6 +138,7 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
         files = project.of_kind(PYTHON)
     except TooLarge as exc:
         raise UsageError(f"{exc}: --no-project renames in {path.name} alone") from None
+    t0 = time.perf_counter()
     defining = project.relative(path)
     texts = _texts(project, {*files, defining})
     if str(defining) not in texts:
@@ -153,15 +164,15 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
             "--diff shows them all (or --no-project renames in this file alone)"
         )
     p = Plan(project=project, intent=found, defining=defining, edit=edit, texts=texts, sources={},
-             module=module)  # fmt: skip
+             module=module, seconds={"plan": time.perf_counter() - t0})  # fmt: skip
     try:
         for rel in edit.files:
             if rel == str(defining) and not module:
                 continue  # the model's file: read and locked by the run itself
-            with _whole(p, rel):
+            with _whole(p):
                 source = fileio.read(p.path(rel), force=force)
                 if source.text != texts[rel]:
-                    raise together.ConflictError(f"{rel}: changed on disk since pedit read it")
+                    raise ConflictError(f"{rel}: changed on disk since pedit read it")
                 if writes:
                     fileio.check_writable(p.path(rel), force=force)
                     p.locks.enter_context(fileio.locked(p.path(rel)))
@@ -173,7 +184,7 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
 
 
 @contextlib.contextmanager
-def _whole(p: Plan, rel: str | None = None):
+def _whole(p: Plan):
     """A file's refusal as the whole rename's: named from the project's root, and said to
     leave every file of the rename unwritten (the same kind of error, the same exit code)."""
     try:
@@ -184,9 +195,9 @@ def _whole(p: Plan, rel: str | None = None):
             message = message.replace(path, str(p.project.relative(Path(path))))
         for tail in ("; nothing written", ", not written", "; not written", "; not touched"):
             message = message.removesuffix(tail)
-        error = type(exc)(f"{message}; no file of the rename is written")
-        error.__dict__.update({k: v for k, v in exc.__dict__.items() if k != "message"})
+        error = copy.copy(exc)  # its kind, exit code and --force's say kept
         error.message = f"{message}; no file of the rename is written"
+        error.args = (error.message,)
         raise error from None
 
 
@@ -210,7 +221,9 @@ def answered(p: Plan, flow, source: fileio.Source | None, answer: str | None, ra
     texts = dict(p.edit.texts)
     if not p.module:
         if source.text != p.texts[name]:
-            raise together.ConflictError(f"{name}: changed on disk since pedit read it; nothing written")
+            raise ConflictError(
+                f"{name}: changed on disk since pedit read it; no file of the rename is written"
+            )
         exact = texts.get(name, source.text)
         verdict = check(p.intent, source.name, source.text, answer, exact)
         if not verdict.passed:
@@ -218,7 +231,9 @@ def answered(p: Plan, flow, source: fileio.Source | None, answer: str | None, ra
             answer = exact
         texts[name] = answer
         p.sources[name] = source
+    t0 = time.perf_counter()
     changes = _checked(p, texts, flow.template.judged)
+    p.seconds["checks"] = time.perf_counter() - t0
     for left in p.edit.leftovers:
         report.say(left.path, _leftover(left))
     if p.edit.prose:
@@ -269,10 +284,12 @@ def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
             diffs[rel] = [f"rename from {rel}\n", f"rename to {new_name}\n", *_renamed(diffs[rel], new_name)]
     n = len(changes)
     what = f"renamed in {n} file{'s' if n != 1 else ''}"
+    owner = str(p.defining) if str(p.defining) in rels.values() else rels[id(changes[0])]  # holds the figures
     for c in changes:
         rel = rels[id(c)]
-        figures = ran if rel == str(p.defining) else {}
-        report.add({**figures, "file": rel, "changed": True, "written": False, "project": str(p.project.root),
+        mine = rel == owner
+        whole = p.figures(n) if mine else {"root": str(p.project.root)}
+        report.add({**(ran if mine else {}), "file": rel, "changed": True, "written": False, "project": whole,
                     **({"text": c.source.render(c.text), "diff": "".join(diffs[rel])}
                        if mode == WriteBack.JSON else {})})  # fmt: skip
     if mode == WriteBack.JSON:
@@ -288,8 +305,12 @@ def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
         return ExitCode.CHANGED
     if mode == WriteBack.ASK and not click.confirm(f"Apply to these {n} files?", default=False, err=True):
         return ExitCode.OK
+    t0 = time.perf_counter()
     with _whole(p):
         together.write(changes, force=flow.inv.force)
+    for record in report.records[-n:]:
+        if "files" in record["project"]:
+            record["project"]["write_seconds"] = time.perf_counter() - t0
     for record in report.records[-n:]:
         record["written"] = True
     report.say(str(p.defining), f"{what}, written: {', '.join(sorted(diffs))}")

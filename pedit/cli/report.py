@@ -76,7 +76,7 @@ class Report:
         return f"{label}: {message}"
 
 
-_KEPT = ("check", "file_tokens", "runs")  # a record's own keys that join its figures in --stats-json
+_KEPT = ("check", "file_tokens", "runs", "project")  # a record's own keys that join its figures in --stats-json
 
 
 def write_stats(

@@ -104,30 +104,38 @@ def rename(
             where = root / rel
             where.parent.mkdir(parents=True, exist_ok=True)
             where.write_text(text, encoding="utf-8")
-        with warnings.catch_warnings():  # rope's own use of its deprecated functions
-            warnings.simplefilter("ignore", DeprecationWarning)
-            project = Project(folder, ropefolder=None)
-        try:
-            moves: dict[str, str] = {}
-            now = defining
-            for old, new in renames.items():
-                if renames_module(_read(root, now), now, old):
-                    _free_module(root, now, new)
-                    now = _move(project, now, new, moves)
-                    continue
-                _rename_bindings(project, root, now, old, new, docs, within, broken)
-            done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
-            _no_collision(texts, done, renames)
-            done = {
-                rel: _exported(done[rel], renames) if done[rel] != texts[rel] else done[rel] for rel in done
-            }
-            if docs:
-                done = {rel: _comments(rel, done[rel], renames, texts) for rel in done}
-            changed = {rel: t for rel, t in done.items() if t != texts[rel] or rel in moves}
-            top = _dotted(defining, texts).split(".")[0]
-            leftovers = _leftovers(project, root, done, moves, renames, broken, top)
-        finally:
-            project.close()
+        with warnings.catch_warnings():  # rope's warnings are its own (its deprecations, its AST patches)
+            warnings.simplefilter("ignore")
+            return _renamed(Project(folder, ropefolder=None), root, texts, defining, renames, docs, within,
+                            broken, t0)  # fmt: skip
+
+
+def _renamed(project, root: Path, texts: dict[str, str], defining: str, renames: dict[str, str], docs: bool,
+             within: str | None, broken: set[str], t0: float) -> ProjectEdit:  # fmt: skip
+    """rename()'s work, in the shadow at `root` with rope's `project` over it."""
+    try:
+        moves: dict[str, str] = {}
+        now, kinds = defining, set()  # what the renamed bindings are (_kind)
+        for old, new in renames.items():
+            if renames_module(_read(root, now), now, old):
+                _free_module(root, now, new)
+                now = _move(project, now, new, moves)
+                kinds.add("module")
+                continue
+            kinds |= _rename_bindings(project, root, now, old, new, docs, within, broken)
+        done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
+        _no_collision(texts, done, renames)
+        done = {rel: _exported(t, renames) if t != texts[rel] else t for rel, t in done.items()}
+        if docs:
+            done = {rel: _comments(rel, done[rel], renames, texts) for rel in done}
+        changed = {rel: t for rel, t in done.items() if t != texts[rel] or rel in moves}
+        top = _dotted(defining, texts).split(".")[0]
+        near = _importers(done, {defining, *changed}, moves)
+        leftovers = _leftovers(
+            project, root, done, moves, renames, broken, top, _reach(kinds, defining, near)
+        )
+    finally:
+        project.close()
     prose = 0 if docs else sum(_prose(t, renames) for t in done.values())
     return ProjectEdit(changed, moves, leftovers, prose, time.perf_counter() - t0)
 
@@ -138,9 +146,7 @@ def _free_module(root: Path, defining: str, new: str) -> None:
     for taken in (folder / f"{new}.py", folder / new):
         if taken.exists():
             rel = taken.relative_to(root).as_posix()
-            raise Collision(
-                f"{rel} exists already: {defining} renamed {new} would shadow it (or it, {defining})"
-            )
+            raise Collision(f"{rel} exists already: {defining} renamed {new} would shadow it")
 
 
 def _no_collision(before: dict[str, str], after: dict[str, str], renames: dict[str, str]) -> None:
@@ -184,28 +190,30 @@ def _resources(project, root: Path, skip: set[str], name: str):
 
 
 def _rename_bindings(project, root: Path, defining: str, old: str, new: str, docs: bool,
-                     within: str | None, broken: set[str]) -> None:  # fmt: skip
+                     within: str | None, broken: set[str]) -> set[str]:  # fmt: skip
     """Every binding named `old` in the defining file renamed across the project (rename.py's
-    loop, with the project's files as rope's resources)."""
+    loop, with the project's files as rope's resources); what they were (_kind)."""
+    from rope.base import pynames
     from rope.base.exceptions import RopeError
-    from rope.refactor.rename import Rename
+    from rope.refactor.rename import Rename, _is_local
 
     from .rename import _span
 
     resource = project.get_resource(defining)
     resources = _resources(project, root, broken, old)
-    skip = 0  # occurrences rope could not rename, in order
+    skip, kinds = 0, set()  # occurrences rope could not rename, in order
     while True:
         text = resource.read()
         span = _span(text, within) if within else None
         at = [o for n, o in _python_names(text) if n == old and (span is None or span[0] <= o < span[1])]
         if len(at) <= skip:
-            return
+            return kinds
         try:
             rename = Rename(project, resource, at[skip])
             if rename._is_renaming_a_module():  # `import pkg.util as util` in the file: not this rename
                 skip += 1
                 continue
+            kinds.add(_kind(rename.old_pyname, _is_local, pynames))
             changes = _changes(rename, new, docs, resources, old)
             project.do(changes)
         except RopeError:
@@ -213,6 +221,23 @@ def _rename_bindings(project, root: Path, defining: str, old: str, new: str, doc
             continue
         if resource.read() == text:
             skip += 1
+
+
+def _kind(pyname, is_local, pynames) -> str:
+    """What a renamed binding is to other files: "local" (a function's variable), "parameter"
+    (seen as a keyword argument), "module" (a module's own name: seen through an import of
+    it), "member" (a class's attribute or method: seen on any object)."""
+    if is_local(pyname):
+        return "local"
+    if isinstance(pyname, pynames.ParameterName):
+        return "parameter"
+    module, line = pyname.get_definition_location()
+    if module is None or line is None:
+        return "member"
+    scope = module.get_scope().get_inner_scope_for_line(line)
+    if isinstance(pyname, pynames.DefinedName) and scope.get_kind() in ("Function", "Class"):
+        scope = scope.parent  # a def's line is in its own scope
+    return {"Module": "module", "Class": "member"}.get(scope.get_kind(), "member")
 
 
 def _changes(rename, new: str, docs: bool, resources: list, old: str):
@@ -374,12 +399,49 @@ def _module_bindings(tree: ast.Module) -> set[str]:
     return out
 
 
-def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str],
-               renames: dict[str, str], broken: set[str], top: str) -> tuple[Leftover, ...]:  # fmt: skip
+def _importers(texts: dict[str, str], modules: set[str], moves: dict[str, str]) -> set[str]:
+    """The files among `modules` and those with an import that names one of them (its module
+    name as a word in an import statement: where a module's own name may be used)."""
+    stems = {PurePosixPath(moves.get(m, m)).stem for m in modules} | {PurePosixPath(m).stem for m in modules}
+    stems |= {PurePosixPath(m).parent.name for m in modules if PurePosixPath(m).stem == "__init__"}
+    stems.discard("__init__")
+    imports = re.compile(rf"^\s*(?:from|import)\s[^\n]*\b(?:{'|'.join(map(re.escape, stems))})\b", re.M)
+    return set(modules) | {rel for rel, text in texts.items() if stems and imports.search(text)}
+
+
+def _reach(kinds: set[str], defining: str, near: set[str]):
+    """Which code tokens and strings named OLD, in which file, may be a use of what was
+    renamed: reach(rel, tokens, i) -> bool. A local's: only in its file; a parameter's
+    elsewhere: only a keyword argument (`f(values=...)`); a module's name: in the files that
+    import the module or a module the rename changed (a re-export), `near`; a member's: an
+    attribute (`x.old`) anywhere, a plain name or a string in `near` only."""
+
+    def reach(rel: str, tokens: list, i: int) -> bool:
+        if rel == defining:
+            return True
+        tok = tokens[i][0]
+        if tok.type == tokenize.STRING:
+            return rel in near and bool(kinds - {"local", "parameter"})
+        if "module" in kinds and rel in near:
+            return True
+        if "member" in kinds and i and tokens[i - 1][0].string == ".":
+            return True
+        if "parameter" in kinds:
+            after = next(
+                (t for t, _ in tokens[i + 1 :] if t.type not in (tokenize.NL, tokenize.COMMENT)), None
+            )
+            return after is not None and after.string == "="
+        return False
+
+    return reach
+
+
+def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str], renames: dict[str, str],
+               broken: set[str], top: str, reach) -> tuple[Leftover, ...]:  # fmt: skip
     from rope.base import evaluate
     from rope.base.exceptions import RopeError
 
-    out = []
+    out, dynamic = [], {}
     for rel in sorted(done):
         text = done[rel]
         olds = [o for o in renames if o in text]
@@ -391,23 +453,61 @@ def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str],
             continue
         resource, module = project.get_resource(moves.get(rel, rel)), None
         starts = _line_starts(text)
-        for tok, doc in _tokens(text):
+        tokens = _tokens(text)
+        for i, (tok, doc) in enumerate(tokens):
             at = starts[tok.start[0] - 1] + tok.start[1]
             if tok.type == tokenize.NAME and tok.string in renames:
+                if not reach(rel, tokens, i):
+                    continue
                 try:
                     module = module or project.get_pymodule(resource)
                     pyname = evaluate.eval_location(module, at)
                     where = pyname.get_definition_location() if pyname is not None else (None, None)
                 except RopeError:
                     where = (None, None)
+                except Exception:  # noqa: BLE001 (rope's own failure on this file: its uses unchecked)
+                    out.append(
+                        Leftover(rel, tok.start[0], tok.string, "(rope fails on this file: unchecked)")
+                    )
+                    break
                 if where[0] is None:
                     out.append(Leftover(rel, tok.start[0], tok.string, "(rope cannot resolve it)"))
             elif tok.type == tokenize.STRING and not doc:
                 body = _body(tok.string)
+                if body in renames and tok.start not in dynamic.setdefault(rel, _dynamic(text)):
+                    continue  # the name as data (a label, a key), not as a reference to it
                 for old in olds:
-                    if _names_it(body, old, top):
+                    if _names_it(body, old, top) and (body != old or reach(rel, tokens, i)):
                         out.append(Leftover(rel, tok.start[0], old, f"in the string {tok.string}"))
     return tuple(out)
+
+
+_BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller", "object"}
+
+
+def _dynamic(text: str) -> set[tuple[int, int]]:
+    """Where (line, column) a string names an attribute or a module's name: an argument of
+    getattr, hasattr, setattr, delattr, operator.attrgetter / methodcaller or
+    mock.patch.object, or an entry of `__all__`."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        items: list = []
+        if isinstance(node, ast.Call) and _called(node.func) in _BY_NAME:
+            items = node.args
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            items = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else []
+        out |= {
+            (n.lineno, n.col_offset)
+            for n in items
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
+    return out
 
 
 _STATEMENT = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)  # what comes before a docstring

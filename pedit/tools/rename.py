@@ -185,6 +185,16 @@ def supported(filename: str) -> bool:
     return _language(filename) is not None
 
 
+def language(filename: str) -> str | None:
+    """The tree-sitter language of a file ("python", "javascript", ...), None if none."""
+    return _language(filename)
+
+
+def suffixes(name: str) -> tuple[str, ...]:
+    """The file suffixes (".js", ".mjs", ...) of the language `name`."""
+    return tuple(f".{s}" for s, lang in _LANGUAGES.items() if lang == name)
+
+
 @cache
 def _parser(language: str):
     from tree_sitter_language_pack import get_parser
