@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_project_rename import MAIN, PKG, UTIL, git, make, pedit
+from test_project_rename import MAIN, PKG, UTIL, git, make, one_cache, pedit, timed_once  # noqa: F401 (fixtures)
 
 from pedit.app import fileio, together
 from pedit.errors import ConflictError

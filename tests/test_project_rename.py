@@ -6,13 +6,17 @@ name is renamed, each checked; other languages refuse what a token rename cannot
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from pedit.app import project
+from pedit.cli.app import app
 from pedit.tools import projectrename
 
 UTIL = '''def parse_line(line):
@@ -24,6 +28,18 @@ def read_all(lines):
 '''
 MAIN = "from pkg.util import parse_line\n\ndef first(lines):\n    return parse_line(lines[0])\n"
 PKG = {"pkg/__init__.py": "", "pkg/util.py": UTIL, "pkg/main.py": MAIN}
+
+
+@pytest.fixture(scope="module")
+def timed_once(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def one_cache(timed_once, monkeypatch):
+    """One user cache for the module's commands: the reference model is timed for its cost
+    model once (what a user's first command does), not once a test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(timed_once))
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -43,9 +59,29 @@ def make(root: Path, files: dict[str, str], *, repo: bool = True) -> Path:
 
 
 def pedit(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """`pedit ARGS -b reference` in `root`, a process of its own, as a user types it."""
     return subprocess.run(
         [sys.executable, "-m", "pedit", *args, "-b", "reference"], cwd=root, capture_output=True, text=True
     )
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def here(root: Path, *args: str) -> Ran:
+    """The same command run in this process (click's runner, stdout and stderr apart): the
+    tests that read what it prints, without a process's start-up each."""
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        done = CliRunner().invoke(app, [*args, "-b", "reference"])
+    finally:
+        os.chdir(cwd)
+    return Ran(done.exit_code, done.stdout, done.stderr)
 
 
 def imports(root: Path, module: str) -> subprocess.CompletedProcess:
@@ -67,7 +103,7 @@ def test_the_reproduction_renames_both_files_and_the_package_imports(tmp_path):
 
 def test_no_project_renames_in_the_file_alone(tmp_path):
     root = make(tmp_path, PKG)
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y", "--no-project")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y", "--no-project")
     assert done.returncode == 0, done.stderr
     assert (root / "pkg/main.py").read_text() == MAIN
     assert "parse_record" in (root / "pkg/util.py").read_text()
@@ -76,7 +112,7 @@ def test_no_project_renames_in_the_file_alone(tmp_path):
 
 def test_diff_shows_every_file_in_path_order_and_check_says_it_would_change(tmp_path):
     root = make(tmp_path, PKG)
-    diff = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--diff")
+    diff = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--diff")
     assert diff.returncode == 0, diff.stderr
     heads = [line for line in diff.stdout.splitlines() if line.startswith("--- ")]
     assert heads == ["--- a/pkg/main.py", "--- a/pkg/util.py"]
@@ -84,14 +120,14 @@ def test_diff_shows_every_file_in_path_order_and_check_says_it_would_change(tmp_
         ["git", "apply", "--check"], input=diff.stdout, cwd=root, capture_output=True, text=True
     )
     assert applied.returncode == 0, applied.stderr  # one diff git applies from the root
-    check = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--check")
+    check = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--check")
     assert check.returncode == 1 and "would change pkg/main.py, pkg/util.py" in check.stderr
     assert (root / "pkg/main.py").read_text() == MAIN and (root / "pkg/util.py").read_text() == UTIL
 
 
 def test_json_gives_every_files_record(tmp_path):
     root = make(tmp_path, PKG)
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--json")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--json")
     records = {r["file"]: r for r in json.loads(done.stdout)}
     assert set(records) == {"pkg/main.py", "pkg/util.py"}
     assert records["pkg/main.py"]["text"] == MAIN.replace("parse_line", "parse_record")
@@ -107,7 +143,7 @@ def test_json_gives_every_files_record(tmp_path):
 )
 def test_what_cannot_show_a_project_rename_is_a_usage_error(tmp_path, args, says):
     root = make(tmp_path, PKG)
-    done = pedit(root, "refactor", *args, "rename parse_line to parse_record")
+    done = here(root, "refactor", *args, "rename parse_line to parse_record")
     assert done.returncode == 2 and says in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert (root / "pkg/main.py").read_text() == MAIN
@@ -116,7 +152,7 @@ def test_what_cannot_show_a_project_rename_is_a_usage_error(tmp_path, args, says
 def test_a_module_is_renamed_with_its_imports(tmp_path):
     files = {**PKG, "pkg/main.py": "from pkg import util\nimport pkg.util\n\nx = util.read_all(['a'])\n"}
     root = make(tmp_path, files)
-    done = pedit(root, "refactor", "pkg/util.py", "rename module util to helpers", "-y")
+    done = here(root, "refactor", "pkg/util.py", "rename module util to helpers", "-y")
     assert done.returncode == 0, done.stderr
     assert not (root / "pkg/util.py").exists() and (root / "pkg/helpers.py").read_text() == UTIL
     assert (
@@ -141,7 +177,7 @@ def test_what_rope_cannot_resolve_is_reported_by_file_and_line(tmp_path):
             "pkg/__init__.py": "from .util import parse_line\n__all__ = ['parse_line']\n",
         },
     )
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
     assert done.returncode == 0, done.stderr
     assert "pedit: pkg/main.py: line 4: parse_line in the string 'parse_line': not renamed" in done.stderr
     assert "pedit: pkg/main.py: line 5: parse_line (rope cannot resolve it): not renamed" in done.stderr
@@ -174,7 +210,7 @@ def test_docs_renames_the_comments_and_strings_that_name_it_whole(tmp_path):
 def test_a_same_named_function_of_another_module_is_another_name(tmp_path):
     other = "def parse_line(s):\n    return s\n\ny = parse_line('b')\n"
     root = make(tmp_path, {**PKG, "pkg/other.py": other})
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
     assert done.returncode == 0, done.stderr
     assert (root / "pkg/other.py").read_text() == other
     assert "other.py" not in done.stderr
@@ -194,7 +230,7 @@ def test_the_project_is_gits_files_less_ignored_vendored_and_environments(tmp_pa
     assert {str(f) for f in found.of_kind((".py",))} == {
         "pkg/__init__.py", "pkg/main.py", "pkg/util.py", "untracked_later.py", "new.py",
     }  # fmt: skip
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
     assert done.returncode == 0, done.stderr
     assert (root / "new.py").read_text() == uses.replace("parse_line", "parse_record")
     assert (root / "vendor/copy.py").read_text() == uses and (root / "ignored.py").read_text() == uses
@@ -205,7 +241,7 @@ def test_a_root_with_a_pyproject_and_no_git_is_a_project_and_a_loose_file_is_not
     found = project.find(root / "pkg/util.py")
     assert found.how == "pyproject.toml" and found.root == root.resolve()
     assert project.find(make(tmp_path / "loose", {"a.py": "x = 1\n"}, repo=False) / "a.py") is None
-    done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
     assert done.returncode == 0 and "parse_record" in (root / "pkg/main.py").read_text()
 
 
@@ -224,9 +260,9 @@ def test_a_method_is_renamed_through_its_class_and_a_module_attribute_through_it
 def test_a_rename_in_another_language_is_refused_where_other_files_name_it(tmp_path):
     files = {"a.js": "function area(w) { return w * w; }\n", "b.js": "const area = 3;\nconsole.log(area);\n"}
     root = make(tmp_path, files)
-    done = pedit(root, "refactor", "a.js", "rename area to size", "-y")
+    done = here(root, "refactor", "a.js", "rename area to size", "-y")
     assert done.returncode == 2 and "area is also a name in b.js" in done.stderr
     assert (root / "a.js").read_text() == files["a.js"]
-    alone = pedit(root, "refactor", "a.js", "rename area to size", "-y", "--no-project")
+    alone = here(root, "refactor", "a.js", "rename area to size", "-y", "--no-project")
     assert alone.returncode == 0, alone.stderr
     assert "size" in (root / "a.js").read_text() and (root / "b.js").read_text() == files["b.js"]

@@ -232,7 +232,7 @@ def answered(p: Plan, flow, source: fileio.Source | None, answer: str | None, ra
         texts[name] = answer
         p.sources[name] = source
     t0 = time.perf_counter()
-    changes = _checked(p, texts, flow.template.judged)
+    changes = checked(p, texts, flow.template.judged)
     p.seconds["checks"] = time.perf_counter() - t0
     for left in p.edit.leftovers:
         report.say(left.path, _leftover(left))
@@ -254,7 +254,7 @@ def _leftover(left: Leftover) -> str:
     return f"line {left.line}: {left.name} {left.what}: not renamed, check it"
 
 
-def _checked(p: Plan, texts: dict[str, str], judged: bool) -> list[together.Change]:
+def checked(p: Plan, texts: dict[str, str], judged: bool) -> list[together.Change]:
     """Every changed file's Change, each checked: RefusedError (no file written) otherwise."""
     out = []
     for rel in p.edit.files:
