@@ -83,8 +83,8 @@ def prose_files(root: Path, files: list[str], old: str) -> list[str]:
 
 def measure(rounds: int) -> dict:
     base = Path(tempfile.mkdtemp(prefix="pedit-project-bench-"))
-    env = {**os.environ, "XDG_CACHE_HOME": str(base / "cache"), "XDG_RUNTIME_DIR": str(base / "run"),
-           "XDG_STATE_HOME": str(base / "state"), "PEDIT_ANSWER_CACHE": "off", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    homes = {"XDG_CACHE_HOME": "cache", "XDG_RUNTIME_DIR": "run", "XDG_STATE_HOME": "state"}
+    env = {**os.environ, **{k: str(base / v) for k, v in homes.items()}, "PEDIT_ANSWER_CACHE": "off"}
     env.pop("PEDIT_KEEP_ALIVE", None)  # the user's default: the model resident
     (base / "run").mkdir(mode=0o700)
     out = {"cpu": cpu_name(), "commit": _commit(), "rounds": rounds, "tasks": []}
@@ -102,8 +102,8 @@ def measure(rounds: int) -> dict:
                 runs["project"].append(timed(root, [*rename, "--diff"], env))
                 runs["written"].append(timed(root, [*rename, "-y"], env))
                 git("checkout", "-q", "--", ".", cwd=root)
-                extra = sum(timed(root, ["refactor", f, f"rename {old} to {new}", "--no-project", "--diff"], env)[0]
-                            for f in others)  # fmt: skip
+                alone = [["refactor", f, f"rename {old} to {new}", "--no-project", "--diff"] for f in others]
+                extra = sum(timed(root, args, env)[0] for args in alone)
                 runs["verify each"].append((runs["project"][-1][0] + extra, {}))
             out["tasks"].append(_summary(package, defining, old, new, files, others, runs))
     finally:
@@ -179,7 +179,8 @@ def markdown(data: dict) -> str:
         "The rest of each command is start-up, imports and the resident's connection. *verify each* "
         "is the project's time plus one model pass (a `--no-project` refactor of that file, timed) for "
         "every other file whose comments or docstrings name the old name: what it would cost to have "
-        "the model verify those files instead of writing rope's exact edit ([cli.md](cli.md#a-rename-is-the-projects)).",
+        "the model verify those files instead of writing rope's exact edit "
+        "([cli.md](cli.md#a-rename-is-the-projects)).",
         "",
     ]
     return "\n".join(lines)

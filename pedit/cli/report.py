@@ -76,7 +76,8 @@ class Report:
         return f"{label}: {message}"
 
 
-_KEPT = ("check", "file_tokens", "runs", "project")  # a record's own keys that join its figures in --stats-json
+# a record's own keys that join its figures in --stats-json (project: a project rename's, cli/project.py)
+_KEPT = ("check", "file_tokens", "runs", "project")
 
 
 def write_stats(
