@@ -76,9 +76,9 @@ def timed(root: Path, args: list[str], env: dict) -> tuple[float, dict]:
 
 def prose_files(root: Path, files: list[str], old: str) -> list[str]:
     """The files whose comments or docstrings name `old` as a whole word."""
-    from pedit.tools.projectrename import _prose
+    from pedit.tools.bindings import prose
 
-    return [f for f in files if _prose((root / f).read_text(), {old: ""})]
+    return [f for f in files if prose((root / f).read_text(), {old: ""})]
 
 
 def measure(rounds: int) -> dict:

@@ -18,7 +18,7 @@ import pytest
 from test_project_rename import MAIN, PKG, UTIL, git, make, one_cache, pedit, timed_once  # noqa: F401 (fixtures)
 
 from pedit.app import fileio, together
-from pedit.errors import ConflictError
+from pedit.errors import ConflictError, UsageError
 
 RENAME = ["refactor", "pkg/util.py", "rename parse_line to parse_record"]
 NEW_MAIN, NEW_UTIL = MAIN.replace("parse_line", "parse_record"), UTIL.replace("parse_line", "parse_record")
@@ -184,3 +184,19 @@ def test_a_file_refused_at_its_replace_puts_back_the_ones_written_before_it(tmp_
     assert untouched(root)
     assert list(together.folder().iterdir()) == []
     assert git("status", "--short", cwd=root) == ""
+
+
+def test_a_journal_folder_others_may_write_is_neither_used_nor_read(tmp_path):
+    root = make(tmp_path, PKG)
+    together.folder().mkdir(parents=True)
+    together.folder().chmod(0o777)
+    sources = [fileio.read(root / p) for p in ("pkg/main.py", "pkg/util.py")]
+    with pytest.raises(UsageError, match="not a folder of this user's alone"):
+        together.write([together.Change(s, s.text.replace("parse_line", "parse_record")) for s in sources])
+    assert untouched(root)
+    (together.folder() / "1.planted").mkdir()
+    (together.folder() / "1.planted" / "lock").write_text("")
+    (together.folder() / "1.planted" / "journal.json").write_text('{"pid": 1, "entries": []}')
+    said = []
+    together.recover(said.append)
+    assert said == [] and (together.folder() / "1.planted").exists()  # another's folder: not trusted

@@ -266,3 +266,12 @@ def test_a_rename_in_another_language_is_refused_where_other_files_name_it(tmp_p
     alone = here(root, "refactor", "a.js", "rename area to size", "-y", "--no-project")
     assert alone.returncode == 0, alone.stderr
     assert "size" in (root / "a.js").read_text() and (root / "b.js").read_text() == files["b.js"]
+
+
+def test_stdout_prints_the_files_own_rename_and_writes_nothing_when_no_other_file_changes(tmp_path):
+    util = UTIL + "\nimport sys\nf = getattr(sys.modules[__name__], 'parse_line')\n"
+    root = make(tmp_path, {"pkg/__init__.py": "", "pkg/util.py": util})
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "--stdout")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == util.replace("def parse_line", "def parse_record").replace("[parse_line(", "[parse_record(")
+    assert (root / "pkg/util.py").read_text() == util

@@ -119,6 +119,11 @@ def _journal(changes: list[Change], datas: list[tuple[bytes, bytes]]) -> Iterato
     """The journal of this write (see the module), locked while the block runs, then removed."""
     top = folder()
     top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = top.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise UsageError(
+            f"{top}: not a folder of this user's alone, so pedit keeps no journal there; nothing written"
+        )
     here = top / f"{os.getpid()}.{secrets.token_hex(4)}"
     here.mkdir(mode=0o700)
     lock = os.open(here / "lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -38,7 +38,8 @@ from ..errors import ConflictError, ExitCode, PeditError, RefusedError, UsageErr
 from ..tools import intent as intents
 from ..tools import rename as rename_tool
 from ..tools.intent import RENAME, Intent
-from ..tools.projectrename import Leftover, ProjectEdit, renames_module
+from ..tools.leftovers import Leftover
+from ..tools.projectrename import ProjectEdit, renames_module
 from ..ui.render import print_diff, unified_diff
 from .options import WriteBack
 
@@ -158,7 +159,9 @@ def _python(project: Project, path: Path, found: Intent, mode: WriteBack, *, wri
     others = [f for f in edit.files if f != str(defining)]
     if not others and not edit.leftovers and not module:
         return None  # the file's own rename: the one-file refactor
-    if mode == WriteBack.STDOUT and (others or module):
+    if mode == WriteBack.STDOUT:  # one file's text: the file's own rename, or a refusal
+        if not others and not module:
+            return None
         raise UsageError(
             f"{path.name}: the rename changes {len(edit.files)} files, and --stdout prints one: "
             "--diff shows them all (or --no-project renames in this file alone)"
@@ -303,8 +306,10 @@ def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
     if mode == WriteBack.CHECK:
         report.say(str(p.defining), f"{what}: would change {', '.join(sorted(diffs))}")
         return ExitCode.CHANGED
-    if mode == WriteBack.ASK and not click.confirm(f"Apply to these {n} files?", default=False, err=True):
+    question = f"Apply to these {n} files?" if n > 1 else f"Apply to {next(iter(diffs))}?"
+    if mode == WriteBack.ASK and not click.confirm(question, default=False, err=True):
         return ExitCode.OK
+    assert mode in (WriteBack.ASK, WriteBack.YES), mode  # --stdout never plans (plan)
     t0 = time.perf_counter()
     with _whole(p):
         together.write(changes, force=flow.inv.force)

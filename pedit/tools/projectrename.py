@@ -10,12 +10,14 @@
               through its class's instances; a parameter and its keyword arguments), until
               none is left; OLD the defining module's own name and no name in it: the
               module renamed, with its imports (rope's MoveResource)
-    leftovers every code token still named OLD anywhere that rope does not resolve to some
-              definition (an attribute of an object it cannot type: `obj.f()`,
-              `getattr(m, name)`'s result), and every string that is a name, not prose
-              (`getattr(m, "f")`, `__all__ = ["f"]`, `mock.patch("pkg.util.f")`), by file
-              and line: reported, never guessed; a token that resolves to another
-              definition is another name of the same spelling, not a leftover
+    follow    in every file it changed, the strings that name a renamed module binding and
+              nothing else: `__all__`'s entries, string annotations, cast()'s type
+              (bindings.py)
+    refused   a new name that is taken (Collision: a module of that name beside it, or a
+              file binding both names); a file rope itself fails on that uses the name
+              (Unreadable: the rename would leave it broken)
+    leftovers what rope could not resolve where the binding can be used, by file and line
+              (leftovers.py): reported, never guessed
 
 With `docs`, rope renames the name in comments and strings too (whole words, where the
 name is visible); without it, the comments and docstrings that still name it are counted
@@ -25,16 +27,15 @@ name is visible); without it, the comments and docstrings that still name it are
 from __future__ import annotations
 
 import ast
-import io
-import re
 import tempfile
 import time
-import tokenize
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .rename import RenameError, _comments_rename, _line_starts, _python_names
+from . import bindings
+from . import leftovers as left
+from .rename import RenameError, _comments_rename, _python_names
 
 
 class Unreadable(RenameError):
@@ -46,23 +47,10 @@ class Collision(RenameError):
 
 
 @dataclass(frozen=True)
-class Leftover:
-    """An occurrence of an old name the rename left, for the user to look at."""
-
-    path: str  # relative to the project's root
-    line: int  # 1-based
-    name: str
-    what: str  # why it was left: "a string", "rope cannot resolve it", "the file does not parse"
-
-    def describe(self) -> str:
-        return f"{self.path}:{self.line}: {self.name} {self.what}: not renamed"
-
-
-@dataclass(frozen=True)
 class ProjectEdit:
     texts: dict[str, str]  # relative path -> its new text, for every file the rename changes
     moves: dict[str, str] = field(default_factory=dict)  # a module renamed: old path -> new path
-    leftovers: tuple[Leftover, ...] = ()
+    leftovers: tuple[left.Leftover, ...] = ()
     prose: int = 0  # comments and docstrings that still name an old name (no `docs`)
     seconds: float = 0.0  # rope's time, the shadow's included
 
@@ -125,18 +113,18 @@ def _renamed(project, root: Path, texts: dict[str, str], defining: str, renames:
             kinds |= _rename_bindings(project, root, now, old, new, docs, within, broken)
         done = {rel: _read(root, moves.get(rel, rel)) for rel in texts}
         _no_collision(texts, done, renames)
-        done = {rel: _exported(t, renames) if t != texts[rel] else t for rel, t in done.items()}
+        done = {rel: bindings.exported(t, renames) if t != texts[rel] else t for rel, t in done.items()}
         if docs:
             done = {rel: _comments(rel, done[rel], renames, texts) for rel in done}
         changed = {rel: t for rel, t in done.items() if t != texts[rel] or rel in moves}
-        top = _dotted(defining, texts).split(".")[0]
-        near = _importers(done, {defining, *changed}, moves)
-        leftovers = _leftovers(
-            project, root, done, moves, renames, broken, top, _reach(kinds, defining, near)
+        top = left.dotted(defining, texts).split(".")[0]
+        near = left.importers(done, {defining, *changed}, moves)
+        leftovers = left.leftovers(
+            project, root, done, moves, renames, broken, top, left.reach(kinds, defining, near)
         )
     finally:
         project.close()
-    prose = 0 if docs else sum(_prose(t, renames) for t in done.values())
+    prose = 0 if docs else sum(bindings.prose(t, renames) for t in done.values())
     return ProjectEdit(changed, moves, leftovers, prose, time.perf_counter() - t0)
 
 
@@ -156,7 +144,7 @@ def _no_collision(before: dict[str, str], after: dict[str, str], renames: dict[s
         if after.get(rel, text) == text:
             continue
         try:
-            bound = _module_bindings(ast.parse(text))
+            bound = bindings.module_bindings(ast.parse(text))
         except SyntaxError:
             continue
         for old, new in renames.items():
@@ -291,256 +279,3 @@ def _comments(rel: str, text: str, renames: dict[str, str], before: dict[str, st
     for old, new in renames.items():
         text = _comments_rename(text, old, new, None)
     return text
-
-
-_DATA = re.compile(r"[\w.:]*")  # a string that is a name or a dotted path, not prose
-
-
-def _names_it(body: str, old: str, top: str) -> bool:
-    """Is the string `body` a reference to `old`: the name itself, or a dotted path into
-    the project's package `top` through it ("pkg.util.old", "pkg.util:old")? Another
-    package's path ("urllib.parse") is not this project's name."""
-    if body == old:
-        return True
-    parts = re.split(r"[.:]", body)
-    return _DATA.fullmatch(body) is not None and len(parts) > 1 and parts[0] == top and old in parts[1:]
-
-
-def _dotted(rel: str, texts: dict[str, str]) -> str:
-    """The module's dotted name (`src/pkg/util.py` -> pkg.util: the folders above its
-    outermost package are not part of it)."""
-    parts = list(PurePosixPath(rel).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    first = 0
-    while first < len(parts) - 1 and "/".join([*parts[: first + 1], "__init__.py"]) not in texts:
-        first += 1
-    return ".".join(parts[first:])
-
-
-def _exported(text: str, renames: dict[str, str]) -> str:
-    """`__all__`'s entries renamed where the module's own binding was: a module-level
-    `__all__` list or tuple of strings naming OLD, in a file that binds NEW at module level
-    now and OLD no more (rope renames the binding, not the string that exports it)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return text
-    bound = _module_bindings(tree)
-    edits = []
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AugAssign | ast.AnnAssign) else []  # fmt: skip
-        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            continue
-        if not isinstance(node.value, ast.List | ast.Tuple):
-            continue
-        for item in node.value.elts:
-            if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                new = renames.get(item.value)
-                if new and new in bound and item.value not in bound:
-                    edits.append((item.lineno, item.col_offset, item.end_col_offset, item.value, new))
-    edits += _annotated(tree, renames, bound)
-    lines = text.splitlines(keepends=True)
-    for line, start, end, old, new in sorted(edits, reverse=True):
-        raw = lines[line - 1].encode("utf-8")  # ast's columns count bytes
-        piece = re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, raw[start:end].decode())
-        lines[line - 1] = (raw[:start] + piece.encode() + raw[end:]).decode()
-    return "".join(lines)
-
-
-def _annotated(tree: ast.Module, renames: dict[str, str], bound: set[str]) -> list[tuple]:
-    """String annotations (`-> "Context"`, `x: "list[Context]"`, `cast("Context", x)`)
-    naming OLD as a plain name, in a module that binds NEW and no more OLD: rope renames
-    the binding, not the string;
-    one line's strings only (a multi-line string is left as it is)."""
-    out = []
-    for node in ast.walk(tree):
-        notes = []
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            notes.append(node.returns)
-        elif isinstance(node, ast.arg | ast.AnnAssign):
-            notes.append(node.annotation)
-        elif isinstance(node, ast.Call) and node.args and _called(node.func) == "cast":  # typing.cast("T", x)
-            notes.append(node.args[0])
-        for note in notes:
-            if not (isinstance(note, ast.Constant) and isinstance(note.value, str)):
-                continue
-            if note.lineno != note.end_lineno:
-                continue
-            try:
-                names = {
-                    n.id for n in ast.walk(ast.parse(note.value, mode="eval")) if isinstance(n, ast.Name)
-                }
-            except SyntaxError:
-                continue
-            for old, new in renames.items():
-                if old in names and new in bound and old not in bound:
-                    out.append((note.lineno, note.col_offset, note.end_col_offset, old, new))
-    return out
-
-
-def _called(func: ast.expr) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-def _module_bindings(tree: ast.Module) -> set[str]:
-    out = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.If | ast.Try):  # `try: from x import a` / `if TYPE_CHECKING:`
-            out |= _module_bindings(ast.Module(body=[*ast.iter_child_nodes(node)], type_ignores=[]))
-    return out
-
-
-def _importers(texts: dict[str, str], modules: set[str], moves: dict[str, str]) -> set[str]:
-    """The files among `modules` and those with an import that names one of them (its module
-    name as a word in an import statement: where a module's own name may be used)."""
-    stems = {PurePosixPath(moves.get(m, m)).stem for m in modules} | {PurePosixPath(m).stem for m in modules}
-    stems |= {PurePosixPath(m).parent.name for m in modules if PurePosixPath(m).stem == "__init__"}
-    stems.discard("__init__")
-    imports = re.compile(rf"^\s*(?:from|import)\s[^\n]*\b(?:{'|'.join(map(re.escape, stems))})\b", re.M)
-    return set(modules) | {rel for rel, text in texts.items() if stems and imports.search(text)}
-
-
-def _reach(kinds: set[str], defining: str, near: set[str]):
-    """Which code tokens and strings named OLD, in which file, may be a use of what was
-    renamed: reach(rel, tokens, i) -> bool. A local's: only in its file; a parameter's
-    elsewhere: only a keyword argument (`f(values=...)`); a module's name: in the files that
-    import the module or a module the rename changed (a re-export), `near`; a member's: an
-    attribute (`x.old`) anywhere, a plain name or a string in `near` only."""
-
-    def reach(rel: str, tokens: list, i: int) -> bool:
-        if rel == defining:
-            return True
-        tok = tokens[i][0]
-        if tok.type == tokenize.STRING:
-            return rel in near and bool(kinds - {"local", "parameter"})
-        if "module" in kinds and rel in near:
-            return True
-        if "member" in kinds and i and tokens[i - 1][0].string == ".":
-            return True
-        if "parameter" in kinds:
-            after = next(
-                (t for t, _ in tokens[i + 1 :] if t.type not in (tokenize.NL, tokenize.COMMENT)), None
-            )
-            return after is not None and after.string == "="
-        return False
-
-    return reach
-
-
-def _leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str], renames: dict[str, str],
-               broken: set[str], top: str, reach) -> tuple[Leftover, ...]:  # fmt: skip
-    from rope.base import evaluate
-    from rope.base.exceptions import RopeError
-
-    out, dynamic = [], {}
-    for rel in sorted(done):
-        text = done[rel]
-        olds = [o for o in renames if o in text]
-        if not olds:
-            continue
-        if rel in broken:
-            lines = [i for i, line in enumerate(text.splitlines(), 1) if any(o in line for o in olds)]
-            out += [Leftover(rel, lines[0], olds[0], "(the file does not parse)")]
-            continue
-        resource, module = project.get_resource(moves.get(rel, rel)), None
-        starts = _line_starts(text)
-        tokens = _tokens(text)
-        for i, (tok, doc) in enumerate(tokens):
-            at = starts[tok.start[0] - 1] + tok.start[1]
-            if tok.type == tokenize.NAME and tok.string in renames:
-                if not reach(rel, tokens, i):
-                    continue
-                try:
-                    module = module or project.get_pymodule(resource)
-                    pyname = evaluate.eval_location(module, at)
-                    where = pyname.get_definition_location() if pyname is not None else (None, None)
-                except RopeError:
-                    where = (None, None)
-                except Exception:  # noqa: BLE001 (rope's own failure on this file: its uses unchecked)
-                    out.append(
-                        Leftover(rel, tok.start[0], tok.string, "(rope fails on this file: unchecked)")
-                    )
-                    break
-                if where[0] is None:
-                    out.append(Leftover(rel, tok.start[0], tok.string, "(rope cannot resolve it)"))
-            elif tok.type == tokenize.STRING and not doc:
-                body = _body(tok.string)
-                if body in renames and tok.start not in dynamic.setdefault(rel, _dynamic(text)):
-                    continue  # the name as data (a label, a key), not as a reference to it
-                for old in olds:
-                    if _names_it(body, old, top) and (body != old or reach(rel, tokens, i)):
-                        out.append(Leftover(rel, tok.start[0], old, f"in the string {tok.string}"))
-    return tuple(out)
-
-
-_BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller", "object"}
-
-
-def _dynamic(text: str) -> set[tuple[int, int]]:
-    """Where (line, column) a string names an attribute or a module's name: an argument of
-    getattr, hasattr, setattr, delattr, operator.attrgetter / methodcaller or
-    mock.patch.object, or an entry of `__all__`."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return set()
-    out = set()
-    for node in ast.walk(tree):
-        items: list = []
-        if isinstance(node, ast.Call) and _called(node.func) in _BY_NAME:
-            items = node.args
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            items = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else []
-        out |= {
-            (n.lineno, n.col_offset)
-            for n in items
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)
-        }
-    return out
-
-
-_STATEMENT = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)  # what comes before a docstring
-
-
-def _tokens(text: str) -> list[tuple[tokenize.TokenInfo, bool]]:
-    """The file's tokens, each with whether it is a docstring (a string that is a statement
-    of its own: what follows a NEWLINE, INDENT or DEDENT, or starts the file)."""
-    out, before = [], tokenize.NEWLINE
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            doc = tok.type == tokenize.STRING and before in _STATEMENT
-            out.append((tok, doc))
-            if tok.type not in (tokenize.NL, tokenize.COMMENT):
-                before = tok.type
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return out
-
-
-def _body(literal: str) -> str:
-    try:
-        value = ast.literal_eval(literal)
-    except (ValueError, SyntaxError):
-        return literal
-    return value if isinstance(value, str) else ""
-
-
-def _prose(text: str, renames: dict[str, str]) -> int:
-    """Comments and docstrings that name an old name as a whole word."""
-    if not any(o in text for o in renames):
-        return 0
-    words = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, renames))})(?!\w)")
-    return sum(
-        1 for tok, doc in _tokens(text) if (tok.type == tokenize.COMMENT or doc) and words.search(tok.string)
-    )  # fmt: skip
