@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +101,36 @@ def test_the_reproduction_renames_both_files_and_the_package_imports(tmp_path):
     assert (root / "pkg/util.py").read_text() == UTIL.replace("parse_line", "parse_record")
     assert imports(root, "pkg.main").returncode == 0
     assert git("status", "--short", cwd=root).split() == ["M", "pkg/main.py", "M", "pkg/util.py"]
+
+
+def test_the_users_default_path_the_resident_model_and_the_answer_cache_renames_every_file(
+    tmp_path, monkeypatch
+):
+    """The suite runs each command with its own model and no answer cache (conftest.py); a
+    user's commands go through the resident and the cache: the defining file's answer comes
+    from the resident (a refactor's answer, with its verdict, is never the cache's:
+    answercache.put), and every other file is still renamed, each time."""
+    root = make(tmp_path / "repo", PKG)
+    run = Path(tempfile.mkdtemp(prefix="pr", dir="/tmp"))  # a socket's path has at most 107 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("PEDIT_KEEP_ALIVE", "120")
+    monkeypatch.setenv("PEDIT_ANSWER_CACHE", "on")
+    try:
+        for _ in range(2):
+            done = pedit(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+            assert done.returncode == 0, done.stderr
+            assert "answered before" not in done.stderr
+            assert "renamed in 2 files, written: pkg/main.py, pkg/util.py" in done.stderr
+            assert (root / "pkg/main.py").read_text() == MAIN.replace("parse_line", "parse_record")
+            assert imports(root, "pkg.main").returncode == 0
+            git("checkout", "-q", "--", ".", cwd=root)
+        status = subprocess.run(
+            [sys.executable, "-m", "pedit", "daemon", "status", "--json"], capture_output=True, text=True
+        )
+        assert [(s["backend"], s["served"]) for s in json.loads(status.stdout)] == [("reference", 2)]
+    finally:
+        subprocess.run([sys.executable, "-m", "pedit", "daemon", "stop"], capture_output=True, timeout=60)
+        shutil.rmtree(run, ignore_errors=True)
 
 
 def test_no_project_renames_in_the_file_alone(tmp_path):

@@ -425,22 +425,16 @@ class Run:
     def _rewrite(self, source: fileio.Source, outcome: Outcome, file_tokens: int) -> int:
         """The guard's decision, the file's record and notes, then the mode's write-back."""
         ran = self.report.ran(source.name, outcome)
+        ran["file_tokens"] = file_tokens  # the file's own tokens (a remote backend's estimate)
+        if outcome.verdict is not None:
+            ran["check"] = outcome.check_dict()
+            self.report.say(source.name, verdict_line(outcome))
         if self.project is not None:  # the defining file of a project's rename: every file together
-            ran |= {"file_tokens": file_tokens}
-            if outcome.verdict is not None:
-                ran["check"] = outcome.check_dict()
-                self.report.say(source.name, verdict_line(outcome))
             return across.answered(self.project, self, source, outcome.text, ran)
         d = decide(self.template.judged, source, outcome.text, self.inv.force)
-        record = {
-            "file": source.name, "changed": d.changed, "written": False, **ran,
-            "file_tokens": file_tokens,  # the file's own tokens (a remote backend's estimate)
-        }  # fmt: skip
+        record = {"file": source.name, "changed": d.changed, "written": False, **ran}
         if d.refused:
             record["refused"] = d.refused
-        if outcome.verdict is not None:
-            record["check"] = outcome.check_dict()
-            self.report.say(source.name, verdict_line(outcome))
         for note in outcome.notes:
             self.report.say(source.name, note)
         if outcome.notes:
