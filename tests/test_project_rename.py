@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -221,6 +222,29 @@ def test_what_rope_cannot_resolve_is_reported_by_file_and_line(tmp_path):
         root / "pkg/__init__.py"
     ).read_text() == "from .util import parse_record\n__all__ = ['parse_record']\n"
     assert imports(root, "pkg").returncode == 0
+
+
+def test_an_attribute_of_another_packages_module_is_another_name_and_not_reported(tmp_path):
+    """`trio.parse_line` (a package not installed, so rope cannot read it) and
+    `os.path.parse_line` are attributes of modules no rename here changes; an object rope
+    cannot type, and a project module rope cannot find, are still reported."""
+    main = (
+        "import os\nimport trio\nimport pkg.missing\nfrom pkg.util import parse_line\n\n"
+        "def first(lines, obj):\n"
+        "    trio.parse_line(lines)\n"
+        "    os.path.parse_line(lines)\n"
+        "    obj.parse_line(lines)\n"
+        "    pkg.missing.parse_line(lines)\n"
+        "    return parse_line(lines[0])\n"
+    )
+    root = make(tmp_path, {**PKG, "pkg/main.py": main})
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    assert done.returncode == 0, done.stderr
+    reported = re.findall(r"pedit: pkg/main.py: line (\d+): parse_line \(rope cannot resolve it\)", done.stderr)
+    assert reported == ["9", "10"]
+    assert (root / "pkg/main.py").read_text() == main.replace(
+        "import parse_line", "import parse_record"
+    ).replace("return parse_line", "return parse_record")
 
 
 def test_docs_renames_the_comments_and_strings_that_name_it_whole(tmp_path):

@@ -8,7 +8,9 @@ is a reference to it, by file and line (projectrename.py reports them; nothing i
               attribute): an attribute `x.old` anywhere, a plain name in those files
     tokens    a token rope resolves to another definition is another name of the same
               spelling; one it cannot resolve (`obj.f()` on an object it cannot type) is
-              left; rope failing on a file is one leftover for the file
+              left, unless it is an attribute of another package's module (`trio.f`, `os.f`:
+              the chain starts with an import of a module outside the project, which no
+              rename here changes); rope failing on a file is one leftover for the file
     strings   the name itself where a string names an attribute or an export (getattr,
               hasattr, setattr, delattr, attrgetter, methodcaller, patch.object, `__all__`),
               and a dotted path into the project's package through it ("pkg.util.f",
@@ -135,7 +137,7 @@ def leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str], 
                         Leftover(rel, tok.start[0], tok.string, "(rope fails on this file: unchecked)")
                     )
                     break
-                if where[0] is None:
+                if where[0] is None and not _outside(project, module, tokens, i, starts, top):
                     out.append(Leftover(rel, tok.start[0], tok.string, "(rope cannot resolve it)"))
             elif tok.type == tokenize.STRING and not doc:
                 body = bindings.body(tok.string)
@@ -145,3 +147,31 @@ def leftovers(project, root: Path, done: dict[str, str], moves: dict[str, str], 
                     if names_it(body, old, top) and (body != old or reach(rel, tokens, i)):
                         out.append(Leftover(rel, tok.start[0], old, f"in the string {tok.string}"))
     return tuple(out)
+
+
+def _outside(project, module, tokens: list, i: int, starts: list[int], top: str) -> bool:
+    """Is token i an attribute of another package's module: `a.b.old` whose first name is an
+    import of a module outside the project (`import trio`, `from os import path`; one rope
+    cannot find at all, absolute and not under the project's package `top`, is not the
+    project's either: rope reads every project file)?"""
+    from rope.base import evaluate, pynames, pyobjects
+
+    first = i
+    while first >= 2 and tokens[first - 1][0].string == "." and tokens[first - 2][0].type == tokenize.NAME:
+        first -= 2
+    if first == i or (first >= 1 and tokens[first - 1][0].string == "."):
+        return False  # not an attribute, or one of a call's or a subscript's result
+    tok = tokens[first][0]
+    try:
+        pyname = evaluate.eval_location(module, starts[tok.start[0] - 1] + tok.start[1])
+        if not isinstance(pyname, pynames.ImportedModule | pynames.ImportedName):
+            return False
+        obj = pyname.get_object()
+    except Exception:  # noqa: BLE001 (a RopeError or rope's own failure: the token stays reported)
+        return False
+    if isinstance(obj, pyobjects.AbstractModule):
+        resource = obj.get_resource()
+        return resource is None or resource.project is not project
+    if not isinstance(pyname, pynames.ImportedModule) or pyname.level or not pyname.module_name:
+        return False
+    return pyname.module_name.split(".")[0] != top  # `import trio`, nowhere in the project
