@@ -247,6 +247,23 @@ def test_an_attribute_of_another_packages_module_is_another_name_and_not_reporte
     ).replace("return parse_line", "return parse_record")
 
 
+def test_a_renamed_use_that_a_local_of_the_new_name_would_take_renames_nothing(tmp_path):
+    """rich's segment.py had `cell_length = segment.cell_length` beside `cell_len(before)`:
+    renamed, the call would take the local (a TypeError when it runs, though every module
+    imports). So nothing is renamed, and the line says where."""
+    main = (
+        "from pkg.util import parse_line\n\n"
+        "def first(lines):\n"
+        "    parse_record = len(lines)\n"
+        "    return parse_line(lines[0]), parse_record\n"
+    )
+    root = make(tmp_path, {**PKG, "pkg/main.py": main})
+    done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
+    assert done.returncode == 2
+    assert "pkg/main.py: the scope at line 3 has a parse_record of its own" in done.stderr
+    assert git("status", "--short", cwd=root) == ""
+
+
 def test_docs_renames_the_comments_and_strings_that_name_it_whole(tmp_path):
     main = (
         "from pkg.util import parse_line\n\n# parse_line splits; parse_lines does not\nx = parse_line('a')\n"

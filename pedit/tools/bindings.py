@@ -154,3 +154,45 @@ def prose(text: str, renames: dict[str, str]) -> int:
     return sum(
         1 for tok, doc in tokens(text) if (tok.type == tokenize.COMMENT or doc) and words.search(tok.string)
     )  # fmt: skip
+
+
+def shadowed(before: str, after: str, old: str, new: str) -> int | None:
+    """The line of a scope where the rename made a use of OLD another binding's: OLD was
+    not this scope's own name, was renamed here, and NEW is bound in this scope or in a
+    function around it, nearer than OLD's binding (rich's `cell_length = segment.cell_length`
+    beside `cell_len(before)`: renamed, the call would take the local int); or OLD and NEW
+    were both this scope's own names and OLD's is renamed (two names become one). None if
+    no scope has either (symtable's scopes of both texts, walked together)."""
+    import symtable
+
+    try:
+        tables = symtable.symtable(before, "before", "exec"), symtable.symtable(after, "after", "exec")
+    except (SyntaxError, ValueError):
+        return None
+
+    def has(table, name: str, local: bool = False) -> bool:
+        try:
+            symbol = table.lookup(name)
+        except KeyError:
+            return False
+        return symbol.is_local() if local else symbol.is_referenced() or symbol.is_local()
+
+    def walk(a, b, around: list) -> int | None:
+        if has(a, old) and not has(b, old):  # OLD's uses and bindings here all renamed
+            if has(a, old, local=True):
+                if has(a, new, local=True):
+                    return a.get_lineno()
+            else:
+                outward = [s for s in reversed(around) if s.get_type() != "class"]  # a class body is no closure
+                for scope in [a, *outward]:
+                    if has(scope, old, local=True):
+                        break
+                    if has(scope, new, local=True) and scope.get_type() != "module":
+                        return a.get_lineno()
+        for ca, cb in zip(a.get_children(), b.get_children(), strict=False):
+            line = walk(ca, cb, [*around, a])
+            if line is not None:
+                return line
+        return None
+
+    return walk(*tables, [])

@@ -13,9 +13,11 @@
     follow    in every file it changed, the strings that name a renamed module binding and
               nothing else: `__all__`'s entries, string annotations, cast()'s type
               (bindings.py)
-    refused   a new name that is taken (Collision: a module of that name beside it, or a
-              file binding both names); a file rope itself fails on that uses the name
-              (Unreadable: the rename would leave it broken)
+    refused   a new name that is taken (Collision: a module of that name beside it, a
+              file binding both names, or a scope where a renamed use would take another
+              binding of NEW: a local `cell_length` beside a call of `cell_len`); a file
+              rope itself fails on that uses the name (Unreadable: the rename would leave
+              it broken)
     leftovers what rope could not resolve where the binding can be used, by file and line
               (leftovers.py): reported, never guessed
 
@@ -139,7 +141,9 @@ def _free_module(root: Path, defining: str, new: str) -> None:
 
 def _no_collision(before: dict[str, str], after: dict[str, str], renames: dict[str, str]) -> None:
     """Collision when a file the rename changes bound the new name at module level beside
-    the old one: the two would become one name (rope renames without looking)."""
+    the old one: the two would become one name (rope renames without looking); or when a
+    renamed use would be bound by another NEW in its scope or a function around it
+    (bindings.shadowed)."""
     for rel, text in before.items():
         if after.get(rel, text) == text:
             continue
@@ -151,6 +155,13 @@ def _no_collision(before: dict[str, str], after: dict[str, str], renames: dict[s
             if old in bound and new in bound:
                 raise Collision(
                     f"{rel} has a {new} already, beside {old}: the rename would make them one name"
+                )
+        for old, new in renames.items():
+            line = bindings.shadowed(text, after.get(rel, text), old, new)
+            if line is not None:
+                raise Collision(
+                    f"{rel}: the scope at line {line} has a {new} of its own, nearer than {old}'s: "
+                    f"renamed, its use of {old} would become that other {new}"
                 )
 
 
