@@ -72,3 +72,21 @@ def test_an_fstring_that_drops_a_format_spec_is_not_flynts_and_fails():
     verdict = check(intent, "m.py", before, lost, tool)
     assert not verdict.passed and "not the f-string flynt makes" in verdict.reason
     assert check(intent, "m.py", before, tool, tool).passed
+
+
+def test_a_rename_whose_use_a_local_of_the_new_name_would_take_fails_the_rename_check():
+    """The exact rename itself fails here: in f, `cell_len(s)` renamed would call the local
+    int (rich's segment.py had this shape); a use outside any such scope passes."""
+    before = (
+        "def cell_len(x):\n    return len(x)\n\ndef f(s):\n    cell_length = 3\n"
+        "    return cell_len(s) + cell_length\n"
+    )
+    after = before.replace("cell_len(", "cell_length(")
+    verdict = check(parse("rename cell_len to cell_length"), "m.py", before, after, after)
+    assert not verdict.passed
+    assert verdict.reason == (
+        "the scope at line 4 has a cell_length of its own: renamed, its use of cell_len would become it"
+    )
+    fine = before.replace("cell_length = 3", "n = 3").replace("+ cell_length", "+ n")
+    renamed = fine.replace("cell_len(", "cell_length(")
+    assert check(parse("rename cell_len to cell_length"), "m.py", fine, renamed, renamed).passed

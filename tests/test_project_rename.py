@@ -240,7 +240,8 @@ def test_an_attribute_of_another_packages_module_is_another_name_and_not_reporte
     root = make(tmp_path, {**PKG, "pkg/main.py": main})
     done = here(root, "refactor", "pkg/util.py", "rename parse_line to parse_record", "-y")
     assert done.returncode == 0, done.stderr
-    reported = re.findall(r"pedit: pkg/main.py: line (\d+): parse_line \(rope cannot resolve it\)", done.stderr)
+    unresolved = r"pedit: pkg/main.py: line (\d+): parse_line \(rope cannot resolve it\)"
+    reported = re.findall(unresolved, done.stderr)
     assert reported == ["9", "10"]
     assert (root / "pkg/main.py").read_text() == main.replace(
         "import parse_line", "import parse_record"

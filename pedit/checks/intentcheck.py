@@ -59,6 +59,8 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
     python = PurePath(filename).suffix.lower() in (".py", ".pyi")
     if intent.kind == RENAME and exact is not None:
         why = code_differs(filename, exact, after) or unrelated_line(before, after, intent.renames)
+        if why is None and python:
+            why = shadows(before, after, intent.renames)
         if why is None and intent.docs:
             why = words_left(filename, exact, after, intent.renames)
         return Verdict(
@@ -79,6 +81,20 @@ def check(intent: Intent, filename: str, before: str, after: str, exact: str | N
     if why is None and intent.kind == FSTRINGS and exact is not None:
         why = _as_converted(before, exact, after)
     return Verdict(check=name, passed=why is None, reason=why or "")
+
+
+def shadows(before: str, after: str, renames: dict[str, str]) -> str | None:
+    """A renamed use that another binding of the new name would take (tools/bindings.shadowed:
+    a local `cell_length` beside a call of `cell_len`), or None."""
+    from ..tools.bindings import shadowed
+
+    for old, new in renames.items():
+        line = shadowed(before, after, old, new)
+        if line is not None:
+            return (
+                f"the scope at line {line} has a {new} of its own: renamed, its use of {old} would become it"
+            )
+    return None
 
 
 def parse_error(text: str) -> str | None:

@@ -183,7 +183,8 @@ def shadowed(before: str, after: str, old: str, new: str) -> int | None:
                 if has(a, new, local=True):
                     return a.get_lineno()
             else:
-                outward = [s for s in reversed(around) if s.get_type() != "class"]  # a class body is no closure
+                # a class body is no closure: a function in it does not see its names
+                outward = [s for s in reversed(around) if s.get_type() != "class"]
                 for scope in [a, *outward]:
                     if has(scope, old, local=True):
                         break
