@@ -199,24 +199,43 @@ def test_two_clients_starting_at_once_end_with_one_resident(tmp_path, runtime):
     assert found["served"] == 2
 
 
-def test_a_resident_of_another_version_is_replaced(tmp_path, runtime):
+def another_build(tmp_path: Path) -> dict:
+    """pedit's package copied with one source file changed (a comment added), as a `git
+    pull` of one commit leaves an editable install: the environment that runs it."""
+    import pedit
+
+    copy = tmp_path / "build2"
+    shutil.copytree(Path(pedit.__file__).parent, copy / "pedit", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "pedit" / "engine" / "decode.py", "a") as f:
+        f.write("\n# a line of a newer commit\n")
+    return {"PYTHONPATH": str(copy)}
+
+
+def test_a_resident_and_the_answers_of_another_build_are_not_used(tmp_path, runtime):
+    """One source file changed, the version string the same: the old build's resident
+    stops and this build's starts, and no answer the old build kept is served."""
+    from pedit import identity
+
     (tmp_path / "a.md").write_text(ESSAY)
+    (tmp_path / "b.md").write_text(ESSAY)
+    env = {"PEDIT_ANSWER_CACHE": "on"}
     expected = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, PEDIT_KEEP_ALIVE="0").stdout
-    load = resident_for(config.resolve({"backend": "reference"}))
-    old = "import sys, pedit.resident.server as s; s.__version__ = '0.0-old'; sys.exit(s.main(sys.argv))"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", old, json.dumps(load.__dict__), "120"], start_new_session=True, cwd="/"
-    )
-    sock = runtime / "pedit" / f"{load.key()}.sock"
-    deadline = time.monotonic() + 60
-    while not sock.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    done = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path)
+    first = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, **env)
+    assert first.returncode == 0 and first.stdout == expected
+    (old,) = daemons()
+    assert old["version"] == identity.build()
+    again = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, **env)
+    assert "answered before" in again.stderr  # the old build's answer is kept, for the old build
+    newer = another_build(tmp_path)
+    done = pedit("fix", "a.md", "--stdout", *REF, cwd=tmp_path, **env, **newer)
     assert done.returncode == 0 and done.stdout == expected
-    assert "another pedit" in done.stderr
-    assert proc.wait(timeout=60) == 0  # the old one went
-    (found,) = daemons()
-    assert found["pid"] != proc.pid and found["version"] != "0.0-old"
+    assert "another pedit build" in done.stderr, done.stderr
+    assert "answered before" not in done.stderr  # the newer build ran its model
+    assert gone(old["pid"])
+    status = pedit("daemon", "status", "--json", cwd=tmp_path, **newer)  # not in this tree: its pedit first
+    (found,) = json.loads(status.stdout)
+    assert found["pid"] != old["pid"]
+    assert found["version"].split("+")[0] == old["version"].split("+")[0] and found["version"] != old["version"]
 
 
 def test_a_model_that_does_not_load_fails_as_it_does_without_a_resident(tmp_path, runtime):

@@ -2,7 +2,8 @@
 with no pass and no model, in any process (the hook's results are kept the same way:
 hook/cache.py).
 
-    key = sha256(pedit version, the model (a file's size and time too) and its load
+    key = sha256(pedit's build (identity.py: the version and its code's fingerprint),
+                 the model (a file's size and time too) and its load
                  settings, the job (template, instruction, the engine's options, system,
                  force, chunk_tokens), the file's name and text)
 
@@ -13,6 +14,10 @@ a piece its run's answer that the guard let through), and only one without an in
 check (a refactor's verdict is the check of that run, and is made again). An entry
 is JSON and is used only when it is exactly that, for that key: a damaged or foreign file
 is a miss. When the cache cannot be written, the command says so once and goes on.
+
+The folder is trusted only when it is the user's alone, entries are read with no link
+followed and at most a size, and the cache is bounded (answer_cache_mb, least recently
+used out): models/entrystore.py.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
+from ..identity import build
 from ..events import Stats
-from ..models.cachefile import warn_stderr, write_cache_file
+from ..models.cachefile import warn_stderr
+from ..models.entrystore import DEFAULT_LIMIT, EntryStore
 from .outcome import Outcome
 
 
@@ -45,23 +51,19 @@ def job_key(*parts: object) -> str:
     if isinstance(model, str) and os.path.exists(model):  # a model given by its path: its file's state
         st = os.stat(model)
         stat = f"{st.st_size}|{st.st_mtime_ns}"
-    text = json.dumps([__version__, stat, *(repr(p) for p in parts)])
+    text = json.dumps([build(), stat, *(repr(p) for p in parts)])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 class AnswerCache:
-    def __init__(self, directory: Path, warn: Callable[[str], None] = warn_stderr):
+    def __init__(self, directory: Path, warn: Callable[[str], None] = warn_stderr, limit: int = DEFAULT_LIMIT):
         self.directory = directory
-        self._warn = warn
-        self._unwritable = False
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+        self.store = EntryStore(directory, "the answer cache", limit, warn)
 
     def get(self, key: str) -> Entry | None:
         try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry = json.loads(self.store.read(key) or "null")
+        except ValueError:
             return None
         ok = isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("text"), str)
         notes, tokens = entry.get("notes", []) if ok else [], entry.get("tokens") if ok else None
@@ -70,14 +72,10 @@ class AnswerCache:
         return Entry(entry["text"], tuple(notes), tokens if type(tokens) is int else None)
 
     def put(self, key: str, outcome: Outcome, tokens: int | None) -> None:
-        if self._unwritable or outcome.verdict is not None:
+        if outcome.verdict is not None:
             return
         entry = {"key": key, "text": outcome.text, "notes": list(outcome.notes), "tokens": tokens}
-        try:
-            write_cache_file(self._path(key), json.dumps(entry))
-        except OSError as exc:
-            self._unwritable = True
-            self._warn(f"cannot write the answer cache ({exc}); going on without it")
+        self.store.write(key, json.dumps(entry))
 
     def put_text(self, key: str, text: str) -> None:
         """A piece's answer (wholefile.rewrite: a file cut in runs)."""

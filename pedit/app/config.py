@@ -129,6 +129,8 @@ KEYS: dict[str, Key] = {
     "keep_alive": Key(float, default=300.0),
     # a file's answer given again, with no model, for the same model, settings and file (answercache.py)
     "answer_cache": Key(bool, default=True),
+    # the answer cache's size bound, in MB (least recently used out: models/entrystore.py)
+    "answer_cache_mb": Key(int, lo=1, default=256),
 }
 ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL",
        "keep_alive": "PEDIT_KEEP_ALIVE", "answer_cache": "PEDIT_ANSWER_CACHE"}  # fmt: skip
@@ -277,6 +279,7 @@ class Settings:
     jobs: int | None
     keep_alive: float
     answer_cache: bool
+    answer_cache_mb: int
     sources: Mapping[str, str]  # key -> "command line", "env PEDIT_MODEL", "config /path", "default"
     templates: Mapping[str, tuple[dict, str]]  # template name -> (overrides, source)
 

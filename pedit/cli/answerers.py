@@ -58,7 +58,7 @@ class There:
             kind=kind, template=self.template, instruction=inv.instruction, options=inv.options,
             system=inv.system, force=inv.force, chunk_tokens=inv.settings.chunk_tokens,
             text=source.text, name=source.name, count=count, keep_alive=inv.settings.keep_alive,
-            answer_cache=inv.settings.answer_cache,
+            answer_cache=inv.settings.answer_cache, answer_cache_mb=inv.settings.answer_cache_mb,
         )  # fmt: skip
         return self.resident.begin(req)
 

@@ -169,7 +169,10 @@ def _run_files(flow: Run, names: list[str]) -> int:
     settings = flow.inv.settings
     if settings.answer_cache and not settings.on_server:
         say = flow.report.dim
-        flow.cache = AnswerCache(models.cache_root() / "answers", warn=lambda line: say(f"pedit: {line}"))
+        flow.cache = AnswerCache(
+            models.cache_root() / "answers", warn=lambda line: say(f"pedit: {line}"),
+            limit=settings.answer_cache_mb << 20,
+        )  # fmt: skip
         code, names = _run_cached(flow, names)
     load = resident_for(settings)
     if names and load is not None:
@@ -223,6 +226,10 @@ def _run_resident(flow: Run, names: list[str], load: LoadSettings) -> tuple[int,
             code = max(code, flow.one(there, name))
         except ResidentLost as exc:
             report.dim(f"pedit: the resident model stopped in the middle of {name} ({exc}); running it here")
+            return code, names[i:]
+        except ResidentUnavailable as exc:  # gone, stopping, busy or not answering before this file
+            left = len(names) - i
+            report.dim(f"pedit: {exc}; the {left} file{'s' if left > 1 else ''} left run in this process")
             return code, names[i:]
     return code, []
 

@@ -60,79 +60,70 @@ class Begun:
 class Resident:
     def __init__(self, load: LoadSettings, keep_alive: float, log=lambda line: None):
         self.load, self.keep_alive, self.key = load, keep_alive, load.key()
-        self._say = log  # one-line notes (a stale socket removed, a resident of another version)
+        self._say = log  # one-line notes (a stale socket removed, a resident of another build)
         self.info: dict = {}
         self.started = False  # this client started the process
 
     # -- reaching it ----------------------------------------------------------------------
-    def _connect(self) -> socket.socket | None:
-        """A connection past the hello; None when nothing listens; _Mismatch when a
-        resident of another version answered (it stops: the caller starts anew)."""
-        found = connect(self.key)
+    def _reach(self) -> socket.socket | None:
+        """A connection past the hello; None when nothing listens (or a resident of another
+        build answered: it stops, and is gone when this returns)."""
+        try:
+            found = connect(self.key)
+        except _Mismatch as old:
+            self._say(f"the resident model is another pedit build's ({old}); starting this build's")
+            self._wait_gone()
+            return None
         if found is None:
             return None
         sock, self.info = found
         return sock
 
     def connect(self) -> socket.socket:
-        """A connection to the resident, started when none runs (or one of another version
-        ran: it is stopped first)."""
+        """A connection to the resident, started when none runs (or one of another build
+        ran: it is stopped first). ResidentUnavailable when none answers in time."""
         try:
-            sock = self._connect()
-        except _Mismatch as old:
-            self._say(f"the resident model is another pedit's ({old}); starting this version's")
-            self._wait_gone()
-            sock = None
+            protocol.runtime()
+        except (ProtocolError, OSError) as exc:
+            raise ResidentUnavailable(str(exc)) from exc
+        sock = self._reach()
         if sock is not None:
             return sock
         return self._start()
 
-    def _alive(self) -> bool:
-        """Whether a resident process holds the key's lock."""
-        try:
-            with open(protocol.lock_path(self.key), "a") as f:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return True
-                fcntl.flock(f, fcntl.LOCK_UN)
-                return False
-        except OSError:
-            return False
-
     def _wait_gone(self) -> None:
         deadline = time.monotonic() + STOP_TIMEOUT
-        while self._alive():
+        while protocol.holder(self.key) is not None:
             if time.monotonic() > deadline:
-                raise ResidentUnavailable("the resident model of another pedit version does not stop")
+                raise ResidentUnavailable("the resident model that was asked to stop does not stop")
             time.sleep(0.05)
 
-    def _start(self) -> socket.socket:
-        """Start the resident (one client at a time: the start lock) and connect to it."""
+    def _start(self, again: bool = True) -> socket.socket:
+        """Start the resident unless one is starting already (one client at a time decides:
+        the start lock, held only for that), then wait for it to listen."""
+        rt = protocol.runtime()
+        fd = rt.open(f"{self.key}.start", os.O_RDWR | os.O_CREAT)
         try:
-            directory = protocol.runtime_dir()
-        except (ProtocolError, OSError) as exc:
-            raise ResidentUnavailable(str(exc)) from exc
-        with open(directory / f"{self.key}.start", "a") as starting:
-            fcntl.flock(starting, fcntl.LOCK_EX)  # another client starting it: wait for it
-            with contextlib.suppress(_Mismatch):
-                sock = self._connect()
-                if sock is not None:
-                    return sock
-            if not self._alive():
-                stale = protocol.socket_path(self.key)
-                if stale.exists():
-                    stale.unlink(missing_ok=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another client deciding: a moment
+            sock = self._reach()
+            if sock is not None:
+                return sock
+            proc = None
+            if protocol.holder(self.key) is None:  # none alive: a socket left is stale
+                if protocol.socket_name(self.key) in rt.names():
+                    rt.unlink(protocol.socket_name(self.key))
                     self._say("removed a stale resident socket (its process had died)")
-            proc = self._spawn(directory)
-            self.started = True
-            return self._await(proc)
+                proc = self._spawn(rt)
+                self.started = True
+        finally:
+            os.close(fd)
+        return self._await(proc, again)
 
-    def _spawn(self, directory: Path) -> subprocess.Popen:
+    def _spawn(self, rt: protocol.Runtime) -> subprocess.Popen:
         # the config's environment layer stays with the client, and so does git's (a hook's starter)
         layers = {*ENV.values(), "PEDIT_API_KEY"}
         env = {k: v for k, v in os.environ.items() if k not in layers and not k.startswith("GIT_")}
-        log = open(directory / f"{self.key}.log", "wb")  # noqa: SIM115 (the child's stderr)
+        log = rt.open(f"{self.key}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # the child's stderr
         load = json.dumps(asdict(self.load))
         argv = [sys.executable, "-m", "pedit.resident.server", load, str(self.keep_alive)]
         try:
@@ -144,29 +135,44 @@ class Resident:
         except OSError as exc:
             raise ResidentUnavailable(f"cannot start the resident model: {exc}") from exc
         finally:
-            log.close()
+            os.close(log)
 
-    def _await(self, proc: subprocess.Popen) -> socket.socket:
+    def _await(self, proc: subprocess.Popen | None, again: bool) -> socket.socket:
+        """Wait for the resident this client started (`proc`), or another's, to listen; what
+        it is doing is its lock file's note (protocol.holder), read, never taken."""
         deadline = time.monotonic() + START_TIMEOUT
+        lost = None  # when our process exited without the lock and no holder was seen
         while time.monotonic() < deadline:
-            try:
-                sock = self._connect()
-            except _Mismatch as other:
-                raise ResidentUnavailable(f"another pedit's resident model answered ({other})") from None
+            sock = self._reach()
             if sock is not None:
                 return sock
-            code = proc.poll()
-            if code is not None and not self._alive():
-                self._failed()  # the model did not load: its error, as an in-process load raises it
-                why = f"exit {code}{self._last_line()}"
-                raise ResidentUnavailable(f"the resident model did not start ({why})")
+            note = protocol.holder(self.key)
+            if note is None:
+                code = proc.poll() if proc is not None else 0
+                if code is None:
+                    pass  # ours, before it took the lock
+                elif proc is not None and code != 0:
+                    self._failed()  # the model did not load: its error, as an in-process load raises it
+                    raise ResidentUnavailable(f"the resident model did not start (exit {code}{self._last_line()})")
+                elif lost is None:
+                    lost = time.monotonic()  # lost the start to another one, or that one went: a moment
+                elif time.monotonic() - lost > 1.0:
+                    if again:
+                        return self._start(again=False)
+                    raise ResidentUnavailable("the resident model did not start (it exited)")
+            else:
+                lost = None
+                if note.get("state") == "loading" and note["age"] > protocol.STUCK:
+                    raise ResidentUnavailable(f"the resident model (pid {note['pid']}) is stuck loading")
+                if note.get("state") == "stopping":
+                    self._wait_gone()
             time.sleep(0.05)
         raise ResidentUnavailable("the resident model did not start in time")
 
     def _failed(self) -> None:
         """Raise the error the resident's load failed with, when it left one."""
         try:
-            f = json.loads((protocol.runtime_dir() / f"{self.key}.failed").read_text())
+            f = json.loads(protocol.runtime().read_text(f"{self.key}.failed"))
             failure = Failure(str(f["kind"]), str(f["message"]), int(f["code"]), dict(f.get("extra") or {}))
         except (OSError, ValueError, KeyError, TypeError, ProtocolError):
             return
@@ -174,19 +180,21 @@ class Resident:
 
     def _last_line(self) -> str:
         try:
-            log = protocol.runtime_dir() / f"{self.key}.log"
-            lines = log.read_text(errors="replace").strip().splitlines()
+            lines = protocol.runtime().read_text(f"{self.key}.log").strip().splitlines()
         except (OSError, ProtocolError):
             return ""
         return f": {lines[-1]}" if lines else ""
 
     # -- asking it --------------------------------------------------------------------------
     def begin(self, req: Request, retried: bool = False) -> Begun:
-        """Send one file's job; the resident's first answer says it began (ResidentLost: it
-        died before that; a Failure there is raised as the error it stands for)."""
+        """Send one file's job; the resident's first answer says it began. ResidentLost: it
+        died (or stopped taking the request) before that; ResidentUnavailable: it cannot
+        take it (busy, stopping); a Failure there is raised as the error it stands for."""
         sock = self.connect()
         try:
+            sock.settimeout(protocol.stall_seconds())  # the request, sent to one that takes it
             protocol.send_message(sock, "answer", req)
+            sock.settimeout(None)  # its answer takes as long as the model takes
             kind, value = protocol.receive_message(sock)
         except (ProtocolError, OSError) as exc:
             sock.close()
@@ -194,8 +202,10 @@ class Resident:
         if kind == "error":
             sock.close()
             if isinstance(value, Failure) and value.kind == "stopping" and not retried:
-                self._wait_gone()  # it was told to stop (another version's client, pedit daemon stop)
+                self._wait_gone()  # it was told to stop (another build's client, pedit daemon stop)
                 return self.begin(req, retried=True)
+            if isinstance(value, Failure) and value.kind in ("busy", "stopping"):
+                raise ResidentUnavailable(value.message)
             _raise(value)
         if kind != "ready":
             sock.close()
@@ -210,15 +220,33 @@ class _Mismatch(Exception):
 
 def connect(key: str) -> tuple[socket.socket, dict] | None:
     """A connection to the resident of `key` past the hello, and the hello's answer; None
-    when nothing listens; _Mismatch when a resident of another version answered."""
+    when nothing listens; _Mismatch when a resident of another build answered;
+    ResidentUnavailable when one listens but does not answer in time (stopped, or a
+    machine too busy), or another user's process holds the socket."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(protocol.HELLO_SECONDS)
     try:
-        sock.connect(str(protocol.socket_path(key)))
-        protocol.send_json(sock, protocol.hello(key))
-        reply = protocol.receive_json(sock)
+        rt = protocol.runtime()
+        sock.connect(rt.where(protocol.socket_name(key)))
     except (ProtocolError, OSError):
         sock.close()
         return None
+    try:
+        if not protocol.peer_is_this_user(sock):
+            raise ResidentUnavailable("the resident socket is another user's process")
+        protocol.send_json(sock, protocol.hello(key))
+        reply = protocol.receive_json(sock)
+    except TimeoutError:
+        sock.close()
+        raise ResidentUnavailable(
+            f"the resident model did not answer in {protocol.HELLO_SECONDS:.0f} s (stopped, or the machine is busy)"
+        ) from None
+    except (ProtocolError, OSError):
+        sock.close()
+        return None
+    except ResidentUnavailable:
+        sock.close()
+        raise
     if not reply.get("ok"):
         sock.close()
         raise _Mismatch(str(reply.get("why", "")))
@@ -246,7 +274,7 @@ def ask(key: str, kind: str) -> object:
 def residents() -> list[str]:
     """The keys of this user's resident sockets (some may be stale)."""
     try:
-        return sorted(p.stem for p in protocol.runtime_dir().glob("*.sock"))
+        return [n.removesuffix(".sock") for n in protocol.runtime().names() if n.endswith(".sock")]
     except (ProtocolError, OSError):
         return []
 
@@ -285,7 +313,27 @@ def resident_for(settings) -> LoadSettings | None:
     resident already)."""
     if settings.keep_alive == 0 or settings.on_server:
         return None
+    model = _here(settings.model)
+    if model is None:
+        return None
     return LoadSettings(
-        model=settings.model, backend=settings.backend, n_ctx=settings.n_ctx, threads=settings.threads,
+        model=model, backend=settings.backend, n_ctx=settings.n_ctx, threads=settings.threads,
         speculate_off=settings.speculate == "off",
     )  # fmt: skip
+
+
+def _here(spec: str) -> str | None:
+    """The model as the resident (which runs in `/`) must be told it: a file or folder that
+    exists here by its absolute path (`./m.gguf`, or a folder named like a hub repo,
+    `owner/name`); a name of pedit's models or a hub repo id as given. None for a path that
+    does not exist here: the command loads it itself, and says so as it always has."""
+    from ..models.registry import REGISTRY
+
+    if spec in REGISTRY:
+        return spec
+    path = Path(spec).expanduser()
+    if path.exists():
+        return str(path.resolve())
+    if spec.startswith((".", "/", "~")) or (spec.lower().endswith(".gguf") and ":" not in spec):
+        return None
+    return spec

@@ -25,6 +25,7 @@ resident stops the request at its next event.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,14 +33,21 @@ import pickle
 import socket
 import stat
 import struct
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..identity import build
 
 MAX_FRAME = 256 * 1024 * 1024  # a frame longer than this is a broken peer, not a file
+HELLO_MAX = 4096  # a hello is a few short fields
+HELLO_SECONDS = 10.0  # a hello not sent or answered in this long is a stuck or stopped peer
+SEND_SECONDS = 30.0  # a client that takes nothing for this long (stopped, not reading) is dropped
+NOTE_BYTES = 512  # the lock file's note: the holder's pid, start time, state and build
+BEAT = 2.0  # seconds between a loading resident's touches of its lock file
+STUCK = 120.0  # a loading resident whose lock file is this old is stuck: the command loads its own
 HEADER = struct.Struct(">I")
 
 
@@ -83,6 +91,7 @@ class Request:
     keep_alive: float | None = None  # the resident's keep-alive from this request on (None: as it is)
     spans: list[tuple[int, int]] | None = None  # the hook's: only these parts of the text (None: whole)
     answer_cache: bool = False  # a file cut in runs keeps its pieces' answers (app/answercache.py)
+    answer_cache_mb: int = 256  # the cache's bound (config answer_cache_mb)
 
 
 @dataclass(frozen=True)
@@ -96,41 +105,179 @@ class Failure:
     extra: dict = field(default_factory=dict)
 
 
-def runtime_dir() -> Path:
-    """The per-user 0700 directory the sockets live in (made when absent); ProtocolError
-    when it is another user's or open to others."""
+class Runtime:
+    """The per-user runtime folder, opened once without following a link: every file in it
+    (the socket, the lock, the log, the failed load's note) is reached through that handle,
+    so a folder renamed or replaced after the checks is not followed. Sockets are bound and
+    reached as /proc/self/fd/N/NAME on Linux (the handle's folder, and a short path)."""
+
+    def __init__(self, path: Path, fd: int):
+        self.path, self.fd = path, fd
+
+    def where(self, name: str) -> str:
+        """The address of `name` in the folder (a socket's)."""
+        proc = f"/proc/self/fd/{self.fd}"
+        return f"{proc}/{name}" if os.path.isdir(proc) else str(self.path / name)
+
+    def open(self, name: str, flags: int, mode: int = 0o600) -> int:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=self.fd)
+
+    def read_text(self, name: str, limit: int = 1 << 16) -> str:
+        """The file's first `limit` bytes (a regular file of this folder, no link), as text."""
+        fd = self.open(name, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{name} is not a regular file")
+            return f.read(limit).decode("utf-8", errors="replace")
+
+    def write_text(self, name: str, text: str) -> None:
+        fd = self.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def unlink(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=self.fd)
+
+    def names(self) -> list[str]:
+        return sorted(os.listdir(self.fd))
+
+
+_RUNTIMES: dict[str, Runtime] = {}
+
+
+def runtime() -> Runtime:
+    """The per-user runtime folder (platformdirs: `$XDG_RUNTIME_DIR/pedit`, else
+    `/tmp/runtime-$UID/pedit`), made 0700 when absent and opened once per process;
+    ProtocolError when it is not this user's private folder, or when a folder above it
+    could be changed by another user (not root's or this user's, or writable by others
+    without the sticky bit)."""
     import platformdirs
 
     with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: platformdirs warns, then falls back to /tmp
         warnings.simplefilter("ignore")
-        path = Path(platformdirs.user_runtime_dir("pedit"))
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = path.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        path = Path(os.path.abspath(platformdirs.user_runtime_dir("pedit")))
+    found = _RUNTIMES.get(str(path))
+    if found is not None:
+        return found
+    parent = Path(os.path.realpath(path.parent))
+    if not parent.exists():
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for above in (parent, *parent.parents):
+        _safe_above(above)
+    pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path.name, 0o700, dir_fd=pfd)
+        try:
+            fd = os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=pfd)
+        except OSError as exc:
+            raise ProtocolError(f"{path} is not a private directory of this user (mode 0700): {exc}") from exc
+    finally:
+        os.close(pfd)
+    st = os.fstat(fd)
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        os.close(fd)
         raise ProtocolError(f"{path} is not a private directory of this user (mode 0700)")
-    return path
+    found = _RUNTIMES[str(path)] = Runtime(path, fd)
+    return found
 
 
-def socket_path(key: str) -> Path:
-    return runtime_dir() / f"{key}.sock"
+def _safe_above(folder: Path) -> None:
+    """A folder above the runtime folder must be root's or this user's, and not writable by
+    others unless sticky (as /tmp is: others cannot rename or remove what is ours)."""
+    st = os.stat(folder)
+    if st.st_uid not in (0, os.getuid()):
+        raise ProtocolError(f"{folder} (above pedit's runtime folder) belongs to another user")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+        raise ProtocolError(f"{folder} (above pedit's runtime folder) is writable by others")
 
 
-def lock_path(key: str) -> Path:
-    return runtime_dir() / f"{key}.lock"
+def runtime_dir() -> Path:
+    """The runtime folder's path (checked and opened: runtime())."""
+    return runtime().path
+
+
+def socket_name(key: str) -> str:
+    return f"{key}.sock"
+
+
+def lock_name(key: str) -> str:
+    return f"{key}.lock"
+
+
+def stall_seconds() -> float:
+    """The send deadline: PEDIT_STALL_SECONDS, else SEND_SECONDS."""
+    try:
+        return max(1.0, float(os.environ.get("PEDIT_STALL_SECONDS", SEND_SECONDS)))
+    except ValueError:
+        return SEND_SECONDS
+
+
+def process_start(pid: int) -> int | None:
+    """The process's start time, in clock ticks since boot (/proc/PID/stat's 22nd field):
+    with its pid, it names one process even after the pid is reused. None where there is
+    no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def holder(key: str) -> dict | None:
+    """The note of the live process that holds the key's lock ({"pid", "since", "state":
+    "loading" | "ready" | "stopping", "build", "age": seconds since its file was touched}),
+    read from the lock file, never by taking the lock; None when no live process wrote it."""
+    try:
+        rt = runtime()
+        fd = rt.open(lock_name(key), os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ProtocolError):
+        return None
+    try:
+        st = os.fstat(fd)
+        note = json.loads(os.pread(fd, NOTE_BYTES, 0).decode("utf-8", errors="replace").strip() or "null")
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if not isinstance(note, dict) or not isinstance(note.get("pid"), int):
+        return None
+    pid = note["pid"]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's: its start time says whether it is the holder
+    since = note.get("since")
+    if since is not None and process_start(pid) not in (since, None):
+        return None  # the pid is another process's now
+    return {**note, "age": max(0.0, time.time() - st.st_mtime)}
 
 
 def hello(key: str) -> dict:
-    return {"version": __version__, "key": key}
+    return {"version": build(), "key": key}
+
+
+def peer_is_this_user(sock: socket.socket) -> bool:
+    """Whether the process at the other end of a Unix socket runs as this user (SO_PEERCRED,
+    read from the kernel: it cannot be forged). Checked by both ends before the hello."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True  # no such check where the platform has none (the folder's 0700 remains)
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return uid == os.getuid()
 
 
 def send(sock: socket.socket, payload: bytes) -> None:
     sock.sendall(HEADER.pack(len(payload)) + payload)
 
 
-def receive(sock: socket.socket) -> bytes:
-    """One frame's payload; ProtocolError when the peer closed or sent nonsense."""
+def receive(sock: socket.socket, limit: int = MAX_FRAME) -> bytes:
+    """One frame's payload; ProtocolError when the peer closed or sent nonsense, or a frame
+    longer than `limit`."""
     (size,) = HEADER.unpack(_exactly(sock, HEADER.size))
-    if size > MAX_FRAME:
+    if size > limit:
         raise ProtocolError(f"a frame of {size} bytes")
     return _exactly(sock, size)
 
@@ -151,8 +298,9 @@ def send_json(sock: socket.socket, value: dict) -> None:
 
 
 def receive_json(sock: socket.socket) -> dict:
+    """A hello (a few kB at most)."""
     try:
-        value = json.loads(receive(sock))
+        value = json.loads(receive(sock, HELLO_MAX))
     except ValueError as exc:
         raise ProtocolError("a hello that is not JSON") from exc
     if not isinstance(value, dict):

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .. import __version__
+from ..identity import build
 from . import protocol
 from .protocol import Failure, LoadSettings, ProtocolError, Request
 
@@ -62,7 +62,7 @@ class State:
 
     def status(self) -> dict:
         return {
-            "pid": os.getpid(), "version": __version__, "model": self.load.model,
+            "pid": os.getpid(), "version": build(), "model": self.load.model,
             "backend": self.load.backend, "n_ctx": self.load.n_ctx, "threads": self.load.threads,
             "rss_bytes": _rss(), "idle_seconds": round(self.idle(), 1), "busy": self.waiting > 0,
             "queue": max(0, self.waiting - 1), "served": self.served, "keep_alive": self.keep_alive,
@@ -109,17 +109,18 @@ def answer(state: State, conn: socket.socket, req: Request) -> None:
 
     # priced again by the passes every request before it made (a new process reads them from the cache)
     loaded = state.loaded = replace(state.loaded, cost=repriced(state.loaded.cost))
-    answers = AnswerCache(cache_root() / "answers") if req.answer_cache else None
+    answers = AnswerCache(cache_root() / "answers", limit=req.answer_cache_mb << 20) if req.answer_cache else None
     job = Job(
         backend=loaded.backend, template=req.template, instruction=req.instruction,
         options=req.options.costed(loaded.cost), system=req.system, force=req.force,
         chunk_tokens=req.chunk_tokens, answers=answers,
     )  # fmt: skip
     stream = None
+    conn.settimeout(protocol.stall_seconds())  # a client that takes nothing this long is dropped
     try:
         tokens = loaded.backend.count_tokens(req.text) if req.count else None
         pieces = len(job.pieces(req.text, req.name, req.kind)) if req.kind == "summary" else 1
-        protocol.send_message(conn, "ready", {"tokens": tokens, "pieces": pieces})
+        _send(conn, "ready", {"tokens": tokens, "pieces": pieces})
         if req.kind == "summary":
             stream = wholefile.summarize(job, req.text, req.name)
         else:
@@ -128,11 +129,11 @@ def answer(state: State, conn: socket.socket, req: Request) -> None:
             try:
                 ev = next(stream)
             except StopIteration as done:
-                protocol.send_message(conn, "outcome", done.value)
+                _send(conn, "outcome", done.value)
                 return
-            protocol.send_message(conn, "event", ev)
-    except (BrokenPipeError, ConnectionError, ProtocolError):
-        return  # the client went away: the request ends here
+            _send(conn, "event", ev)
+    except _Gone:
+        return  # the client went away, or stopped reading: the request ends here
     except Exception as exc:  # the request's failure, as the client raises it
         with contextlib.suppress(OSError):
             protocol.send_message(conn, "error", failure(exc))
@@ -143,18 +144,33 @@ def answer(state: State, conn: socket.socket, req: Request) -> None:
             calibration.keep(loaded.cost)  # this request's passes, for the next plans
 
 
+class _Gone(Exception):
+    """The client closed the connection, or took nothing for the send deadline."""
+
+
+def _send(conn: socket.socket, kind: str, value: object) -> None:
+    try:
+        protocol.send_message(conn, kind, value)
+    except OSError as exc:  # closed, reset, or the deadline passed (TimeoutError)
+        raise _Gone(str(exc)) from exc
+
+
 def handle(state: State, conn: socket.socket) -> None:
-    """One connection: the hello, then one message."""
+    """One connection: the peer's user checked (before a byte of it is read), the hello
+    (a few kB, in a few seconds), then one message."""
     with conn:
         try:
+            if not protocol.peer_is_this_user(conn):
+                return  # another user's process: not a byte is read, nothing is said
+            conn.settimeout(protocol.HELLO_SECONDS)
             hi = protocol.receive_json(conn)
-            if hi.get("version") != __version__ or hi.get("key") != state.load.key():
-                protocol.send_json(conn, {"ok": False, "why": f"pedit {__version__} for {state.load.key()}"})
-                # another version's client for this key: this one goes, and the client starts its own
+            if hi.get("version") != build() or hi.get("key") != state.load.key():
+                protocol.send_json(conn, {"ok": False, "why": f"pedit {build()} for {state.load.key()}"})
+                # another build's client for this key: this one goes, and the client starts its own
                 # (a server's stays: that client runs its model in its own process)
                 state.stopping = state.stopping or (hi.get("key") == state.load.key() and not state.owner)
                 return
-            protocol.send_json(conn, {"ok": True, "pid": os.getpid(), **state.described})
+            protocol.send_json(conn, {"ok": True, "pid": os.getpid(), "build": build(), **state.described})
             kind, value = protocol.receive_message(conn)
         except (ProtocolError, OSError):
             return
@@ -187,6 +203,10 @@ def queued(state: State, conn: socket.socket, req: Request) -> None:
         state.waiting += 1
     try:
         with state.held():
+            if state.stopping:  # told to stop while it waited: the model may be freed after this turn
+                with contextlib.suppress(OSError):
+                    protocol.send_message(conn, "error", Failure("stopping", "the resident model is stopping"))
+                return
             answer(state, conn, req)
             state.served += 1
     finally:
@@ -204,56 +224,101 @@ def serve(load: LoadSettings, keep_alive: float) -> int:
     lock = _lock(key)
     if lock is None:
         return 0
-    state = State(load=load, keep_alive=keep_alive)
-    failed = protocol.runtime_dir() / f"{key}.failed"
-    failed.unlink(missing_ok=True)
+    state = _STATE["state"] = State(load=load, keep_alive=keep_alive)
+    rt = protocol.runtime()
+    failed = f"{key}.failed"
+    rt.unlink(failed)
     try:
-        state.loaded = load_model(load)
+        with lock.beating():
+            state.loaded = load_model(load)
     except Exception as exc:  # the client raises it as an in-process load would (same line, same code)
         from .failures import failure
 
         f = failure(exc)
-        failed.write_text(json.dumps(asdict(f)))
+        rt.write_text(failed, json.dumps(asdict(f)))
         return int(f.code)
-    from ..machine import build
+    from ..machine import build as machine
 
-    state.described = {"backend": state.loaded.backend.name, "device": build.device(state.loaded.backend)}
+    state.described = {"backend": state.loaded.backend.name, "device": machine.device(state.loaded.backend)}
     try:
-        listen(state, _listener(key))
+        listen(state, _listener(key), lock)
     finally:
         state.loaded.close()
     return 0
 
 
-def _lock(key: str):
-    """The key's lock, held (the file, open for the process's life), or None: another
-    process holds it."""
-    lock = open(protocol.lock_path(key), "a")  # noqa: SIM115 (held for the holder's life)
+@dataclass
+class Holder:
+    """The key's lock, held for the holder's life, and its note: the holder's pid, its
+    process's start time and its state ("loading", "ready", "stopping"), which clients read
+    to know a resident is alive and what it is doing, without taking the lock. While it
+    loads, the note's file is touched every BEAT seconds."""
+
+    fd: int
+    key: str
+
+    def say(self, state: str) -> None:
+        note = {"pid": os.getpid(), "since": protocol.process_start(os.getpid()), "state": state,
+                "build": build()}  # fmt: skip
+        with contextlib.suppress(OSError):
+            os.pwrite(self.fd, json.dumps(note).encode().ljust(protocol.NOTE_BYTES), 0)
+
+    @contextlib.contextmanager
+    def beating(self):
+        self.say("loading")
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(protocol.BEAT):
+                with contextlib.suppress(OSError):
+                    os.utime(self.fd)
+
+        thread = threading.Thread(target=beat, name="pedit-loading", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+def _lock(key: str) -> Holder | None:
+    """The key's lock, held, or None: another process holds it."""
+    fd = protocol.runtime().open(protocol.lock_name(key), os.O_RDWR | os.O_CREAT)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        lock.close()
+        os.close(fd)
         return None
-    return lock
+    return Holder(fd, key)
 
 
 def _listener(key: str) -> socket.socket:
     """The key's socket, bound (a stale one removed: the lock says none is alive), 0600."""
-    path = protocol.socket_path(key)
-    path.unlink(missing_ok=True)
+    rt = protocol.runtime()
+    name = protocol.socket_name(key)
+    rt.unlink(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    os.chmod(path, 0o600)
+    old = os.umask(0o177)  # made 0600, never wider for a moment
+    try:
+        listener.bind(rt.where(name))
+    finally:
+        os.umask(old)
     listener.listen(16)
     listener.settimeout(POLL)
     return listener
 
 
-def listen(state: State, listener: socket.socket) -> None:
+def listen(state: State, listener: socket.socket, lock: Holder) -> None:
     """Answer each connection in a thread of its own until idle past the keep-alive, or
-    told to stop; the running request ends first, then the socket is removed."""
-    path = listener.getsockname()
+    told to stop (`pedit daemon stop`, SIGTERM, another build's client); the running
+    request ends first, then the socket is removed."""
+    name = protocol.socket_name(state.load.key())
     state.last = time.monotonic()
+    lock.say("ready")
     try:
         while not state.stopping and (state.keep_alive < 0 or state.idle() < state.keep_alive):
             try:
@@ -262,11 +327,12 @@ def listen(state: State, listener: socket.socket) -> None:
                 continue
             conn.settimeout(None)
             threading.Thread(target=handle, args=(state, conn), daemon=True).start()
-        with state.held():  # the request running ends first
+        state.stopping = True
+        lock.say("stopping")
+        with state.held():  # the request running ends first (those waiting are turned away)
             pass
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)  # ours: only the lock's holder binds it
+        protocol.runtime().unlink(name)  # ours: only the lock's holder binds it
         listener.close()
 
 
@@ -276,16 +342,20 @@ class Beside:
     `turn` gives it the model between the shell's own requests. close() stops it (its
     running request first) and frees the key."""
 
-    def __init__(self, state: State, lock, listener: socket.socket):
+    def __init__(self, state: State, lock: Holder, listener: socket.socket):
         self.state, self._lock = state, lock
         self._thread = threading.Thread(
-            target=listen, args=(state, listener), name="pedit-resident", daemon=True
+            target=listen, args=(state, listener, lock), name="pedit-resident", daemon=True
         )
         self._thread.start()
 
     def close(self) -> None:
+        """Stop answering; return once no request runs or waits on the model (the caller
+        frees it next). A request's sends have their deadline, so this ends."""
         self.state.stopping = True
-        self._thread.join(timeout=POLL * 4 + STOP_WAIT)
+        self._thread.join()
+        while self.state.waiting:
+            time.sleep(0.02)
         self._lock.close()
 
 
@@ -321,9 +391,21 @@ def beside(loaded, load: LoadSettings, turn, owner: str, say=lambda line: None) 
     return Beside(state, lock, listener)
 
 
+_STATE: dict[str, State] = {}  # the resident process's state, once it has one (SIGTERM's)
+
+
+def _terminated(signum, frame) -> None:
+    """SIGTERM: stop as `pedit daemon stop` asks (the running request first); while the
+    model loads, no request runs: exit at once."""
+    state = _STATE.get("state")
+    if state is None or state.loaded is None:
+        sys.exit(143)
+    state.stopping = True
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # its starter's terminal closing is not its end
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, _terminated)
     load = LoadSettings(**json.loads(argv[1]))
     return serve(load, float(argv[2]))
 
