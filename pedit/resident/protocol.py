@@ -218,9 +218,15 @@ def process_start(pid: int) -> int | None:
     """The process's start time, in clock ticks since boot (/proc/PID/stat's 22nd field):
     with its pid, it names one process even after the pid is reused. None where there is
     no /proc."""
+    found = _stat(pid)
+    return found[1] if found else None
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """The process's state letter and start time (/proc/PID/stat), or None."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[19])
+        return fields[0], int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -250,9 +256,9 @@ def holder(key: str) -> dict | None:
         return None
     except PermissionError:
         pass  # alive, another user's: its start time says whether it is the holder
-    since = note.get("since")
-    if since is not None and process_start(pid) not in (since, None):
-        return None  # the pid is another process's now
+    found = _stat(pid)
+    if found is not None and (found[0] in ("Z", "X") or found[1] != note.get("since", found[1])):
+        return None  # dead and not yet reaped by its parent, or the pid is another process's now
     return {**note, "age": max(0.0, time.time() - st.st_mtime)}
 
 
