@@ -4,19 +4,24 @@ cache, so CI assembles it from the installed chunk packages exactly as a user's 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# every command loads its model in its own process unless a test asks for the resident one
-# (test_resident.py): the suite's thousands of commands leave no process behind
-os.environ["PEDIT_KEEP_ALIVE"] = "0"
-os.environ["PEDIT_ANSWER_CACHE"] = "off"  # each command runs its model (test_answercache.py turns it on)
+# The defaults are the user's: the resident model and the answer cache are on for every
+# command a test runs as a user does (a new process). A command run inside the test's own
+# process (typer's CliRunner, the hook's run) loads its model there and asks no cache: the
+# test's doubles and monkeypatches live in this process and reach no other (in_process
+# below); a test about the resident in this process sets PEDIT_KEEP_ALIVE itself.
+for _var in ("PEDIT_KEEP_ALIVE", "PEDIT_ANSWER_CACHE"):
+    os.environ.pop(_var, None)
 sys.path.insert(0, str(Path(__file__).parent))
 # a hang-up and Ctrl-C act as in a user's terminal in the tests of signals: a suite started
 # under nohup (SIGHUP ignored) or as a background job (SIGINT ignored), which pedit rightly
@@ -41,10 +46,79 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))  # the session's recovery files
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))  # the resident models' sockets
+    run = home / "run"  # the resident models' sockets: private, as platformdirs requires, and the test's own
+    run.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
     for var in ("PEDIT_MODEL", "PEDIT_BACKEND"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+def processes_of(marker: str) -> list[int]:
+    """The processes (not this one) whose environment has `marker` in it: everything a test
+    started, directly or not, carries its own XDG_RUNTIME_DIR."""
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+        except OSError:
+            continue
+        if needle in env and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.fixture(autouse=True)
+def no_process_left(isolated_dirs):
+    """After each test: the resident models it started are stopped (SIGTERM: as `pedit daemon
+    stop`), and any other process it started that still runs fails it (and is killed)."""
+    yield
+    marker = f"XDG_RUNTIME_DIR={os.environ.get('XDG_RUNTIME_DIR', isolated_dirs / 'run')}\0"
+    left = processes_of(marker)
+    if not left:
+        return
+    residents = [p for p in left if "pedit.resident.server" in _cmdline(p)]
+    strays = {p: _cmdline(p) for p in left if p not in residents}
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM if pid in residents else signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while processes_of(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stuck = processes_of(marker)
+    for pid in stuck:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not strays, f"the test left processes running: {strays}"
+    assert not stuck, f"resident models that did not stop on SIGTERM: {stuck}"
+
+
+@pytest.fixture(autouse=True)
+def in_process(monkeypatch):
+    """In the test's own process (CliRunner, the hook run in-process, the session through
+    Pilot, pedit serve's app), where its doubles and monkeypatches live, the defaults of
+    keep_alive and answer_cache are off: a command there loads its model there. Any
+    process the test starts has the user's defaults (this patch does not reach it), and
+    an environment layer the test sets (PEDIT_KEEP_ALIVE) is above either."""
+    from dataclasses import replace
+
+    from pedit.app import config
+
+    monkeypatch.setitem(config.KEYS, "keep_alive", replace(config.KEYS["keep_alive"], default=0.0))
+    monkeypatch.setitem(config.KEYS, "answer_cache", replace(config.KEYS["answer_cache"], default=False))
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ figures read back from --stats-json), and the goals computed from the medians.""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -484,8 +485,12 @@ def test_the_resident_configuration_starts_one_resident_and_stops_it(monkeypatch
 
 
 def _residents() -> set[int]:
-    done = subprocess.run(["pgrep", "-f", "pedit.resident.server"], capture_output=True, text=True)
-    return {int(p) for p in done.stdout.split()}
+    """The resident processes this test started (their environment names its folders; a
+    user's own resident on the machine is not one)."""
+    from conftest import _cmdline, processes_of
+
+    home = str(Path(os.environ["XDG_CACHE_HOME"]).parent)
+    return {p for p in processes_of(home) if "pedit.resident.server" in _cmdline(p)}
 
 
 def test_the_configurations_share_one_users_cache_but_the_resident(monkeypatch):

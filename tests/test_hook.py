@@ -11,6 +11,8 @@ default model (fix, review, check with a diff, a partially staged file).
 
 from __future__ import annotations
 
+import json
+
 import os
 import shutil
 import subprocess
@@ -126,8 +128,11 @@ def test_cache_hit_on_an_unchanged_file(tmp_path):
         results.append((commit(repo, env=env), repo))
     (first, a), (second, b) = results
     assert first.returncode == second.returncode == 0
-    assert "loading" in first.stderr and "loading" not in second.stderr
-    assert "(cached)" in second.stderr and committed(a, "notes.md") == committed(b, "notes.md")
+    assert "(cached)" not in first.stderr and "(cached)" in second.stderr
+    assert committed(a, "notes.md") == committed(b, "notes.md")
+    # the model ran once, for the first (the user's default: the resident model's request)
+    status = sh(*PEDIT, "daemon", "status", "--json", cwd=tmp_path, env=env)
+    assert [s["served"] for s in json.loads(status.stdout)] == [1]
 
 
 def test_files_it_cannot_handle_are_skipped_and_never_touched(tmp_path):

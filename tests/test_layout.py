@@ -12,8 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each layer, and the layers it may import. The contracts are what flows between them:
-# request.py (shell -> engine), events.py (engine -> shell), errors.py, and pedit/__init__.
-CONTRACTS = {"pedit", "pedit.request", "pedit.events", "pedit.errors"}
+# request.py (shell -> engine), events.py (engine -> shell), errors.py, pedit/__init__ and
+# identity.py (which build this is).
+CONTRACTS = {"pedit", "pedit.request", "pedit.events", "pedit.errors", "pedit.identity"}
 BELOW = {
     "contracts": set(),
     "backends": set(),

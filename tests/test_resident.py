@@ -35,6 +35,7 @@ def runtime(monkeypatch):
     run = Path(tempfile.mkdtemp(prefix="pr", dir="/tmp"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
     monkeypatch.setenv("PEDIT_KEEP_ALIVE", "120")
+    monkeypatch.setenv("PEDIT_ANSWER_CACHE", "off")  # the resident runs its model each time (a test turns it on)
     yield run
     subprocess.run([*PEDIT, "daemon", "stop"], capture_output=True, timeout=60)
     shutil.rmtree(run, ignore_errors=True)

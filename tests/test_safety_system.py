@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ from test_safety import ESSAY, FIXED, PEDIT, REF, invoke, leftovers, write
 
 from pedit.app import atomic, fileio
 from pedit.errors import UsageError
+
+# a process whose doubles live in it (models.load replaced) loads its model there, no cache
+HERE = {"PEDIT_KEEP_ALIVE": "0", "PEDIT_ANSWER_CACHE": "off"}
 
 # --- 5. owner, special bits, extended attributes -----------------------------------------
 
@@ -134,7 +138,7 @@ os.fsync = fsync
 sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
 main()
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ | HERE)
     assert result.returncode == code, result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"pedit: error: {how}; no file was changed"
     assert essay.read_text() == ESSAY and not leftovers(tmp_path)
@@ -166,7 +170,7 @@ os.replace, atomic._fsync_dir = replace, fsync_dir
 sys.argv = ["pedit", "fix", {str(essay)!r}, "-y", "--speculate", "off"]
 main()
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ | HERE)
     assert result.returncode == 143, result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines[-1] == f"pedit: error: terminated after writing {essay}; no other file was changed"
@@ -174,16 +178,35 @@ main()
     assert essay.read_text() == FIXED and not leftovers(tmp_path)
 
 
-def test_sigterm_while_the_model_runs_exits_143(tmp_path):
+@pytest.mark.parametrize("where", ["here", "resident"])
+def test_sigterm_while_the_model_runs_exits_143(tmp_path, where):
+    """In the command's own process, or while its resident runs the request: the command
+    exits 143 and the file is untouched (the resident stops the request and stays)."""
     essay = write(tmp_path / "essay.md", ESSAY * 200)
+    env = os.environ | (HERE if where == "here" else {"PEDIT_KEEP_ALIVE": "120"})
     proc = subprocess.Popen(
         [*PEDIT, "edit", str(essay), "Copy it.", "-y", *REF, "--speculate", "off"],
-        stderr=subprocess.PIPE, text=True,
+        stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    for line in proc.stderr:
-        if "loading" in line or "reference" in line:
-            break
+    if where == "here":
+        for line in proc.stderr:
+            if "loading" in line or "reference" in line:
+                break
+    else:
+        deadline = time.monotonic() + 120
+        while not any(s["busy"] for s in _status(env)) and time.monotonic() < deadline:
+            time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert essay.read_text() == ESSAY * 200 and not leftovers(tmp_path)
+    if where == "resident":
+        (found,) = _status(env)  # the request stopped with its client; the resident stays
+        assert not found["busy"]
+
+
+def _status(env: dict) -> list[dict]:
+    import json
+
+    done = subprocess.run([*PEDIT, "daemon", "status", "--json"], capture_output=True, text=True, env=env)
+    return json.loads(done.stdout or "[]")

@@ -138,6 +138,18 @@ SWITCH = {"1": True, "on": True, "true": True, "yes": True,
           "0": False, "off": False, "false": False, "no": False}  # fmt: skip
 
 
+SEND_SECONDS = 30.0  # a client that takes nothing for this long (stopped, not reading) is dropped
+
+
+def stall_seconds() -> float:
+    """The deadline of each send to a client, of the resident and of pedit serve's streams:
+    PEDIT_STALL_SECONDS, else SEND_SECONDS (docs/resident.md)."""
+    try:
+        return max(1.0, float(os.environ.get("PEDIT_STALL_SECONDS", SEND_SECONDS)))
+    except ValueError:
+        return SEND_SECONDS
+
+
 def duration(value: str) -> float:
     """Seconds from PEDIT_KEEP_ALIVE, read as Ollama reads OLLAMA_KEEP_ALIVE: a number of
     seconds, or one with a unit (90s, 5m, 2h); ValueError for anything else."""

@@ -48,21 +48,45 @@ def status(
     console = Console()
     if not found:
         console.print("no resident model (a command starts one; keep_alive 0 turns it off)")
+        _cache_line(console)
         return
     table = Table(title="pedit daemon", title_justify="left")
     right = ("pid", "memory", "queue", "served")
-    for column in ("pid", "model", "backend", "memory", "idle", "keeps it", "busy", "queue", "served"):
+    for column in ("pid", "model", "backend", "build", "memory", "idle", "keeps it", "busy", "queue", "served"):
         table.add_column(column, justify="right" if column in right else "left")
     for s in found:
         keep = "forever" if s["keep_alive"] < 0 else _duration(s["keep_alive"])
         keep = "as long as it" if s.get("owner") else keep
         model = s["model"] + (f" ({s['owner']})" if s.get("owner") else "")  # pedit serve's
         table.add_row(
-            str(s["pid"]), model, s["backend"], f"{s['rss_bytes'] / 1e6:,.0f} MB",
+            str(s["pid"]), model, s["backend"], s["version"], f"{s['rss_bytes'] / 1e6:,.0f} MB",
             _duration(s["idle_seconds"]), keep, "yes" if s["busy"] else "no", str(s["queue"]),
             str(s["served"]),
         )  # fmt: skip
     console.print(table)
+    _cache_line(console)
+
+
+def _cache_line(console: Console) -> None:
+    """The answer cache's size against its bound (answer_cache_mb), and this pedit's build."""
+    from .. import models
+    from ..app import config
+    from ..app.answercache import AnswerCache
+    from ..identity import build
+
+    from ..errors import PeditError
+
+    try:
+        settings = config.resolve({})
+    except PeditError:  # a broken config says so in the commands that use it
+        return
+    cache = AnswerCache(models.cache_root() / "answers", warn=lambda line: None, limit=settings.answer_cache_mb << 20)
+    count, size = cache.store.size()
+    console.print(
+        f"answer cache: {count} answer{'s' if count != 1 else ''}, {size / 1e6:,.1f} MB of "
+        f"{settings.answer_cache_mb} MB (answer_cache_mb); this pedit: {build()}", highlight=False,
+        soft_wrap=True,
+    )  # fmt: skip
 
 
 @app.command("stop")

@@ -147,7 +147,7 @@ class EntryStore:
                 try:
                     with os.fdopen(tmp_fd, "wb") as f:
                         f.write(data)
-                    os.replace(name, f"{key}.json", src_dir_fd=sub, dst_dir_fd=sub)
+                    os.rename(name, f"{key}.json", src_dir_fd=sub, dst_dir_fd=sub)
                 except BaseException:
                     with contextlib.suppress(OSError):
                         os.unlink(name, dir_fd=sub)

@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..app.config import stall_seconds  # noqa: F401 (the resident's and its client's)
 from ..identity import build
 
 MAX_FRAME = 256 * 1024 * 1024  # a frame longer than this is a broken peer, not a file
 HELLO_MAX = 4096  # a hello is a few short fields
 HELLO_SECONDS = 10.0  # a hello not sent or answered in this long is a stuck or stopped peer
-SEND_SECONDS = 30.0  # a client that takes nothing for this long (stopped, not reading) is dropped
 NOTE_BYTES = 512  # the lock file's note: the holder's pid, start time, state and build
 BEAT = 2.0  # seconds between a loading resident's touches of its lock file
 STUCK = 120.0  # a loading resident whose lock file is this old is stuck: the command loads its own
@@ -204,14 +204,6 @@ def socket_name(key: str) -> str:
 
 def lock_name(key: str) -> str:
     return f"{key}.lock"
-
-
-def stall_seconds() -> float:
-    """The send deadline: PEDIT_STALL_SECONDS, else SEND_SECONDS."""
-    try:
-        return max(1.0, float(os.environ.get("PEDIT_STALL_SECONDS", SEND_SECONDS)))
-    except ValueError:
-        return SEND_SECONDS
 
 
 def process_start(pid: int) -> int | None:

@@ -226,7 +226,8 @@ class HeldStream(StreamingResponse):
     fails or the disconnect arrives), the generator is closed, which stops the run at the
     pass it is in, and the model is released, once. The generator runs on the model's
     worker (a pass must not block the event loop); a cancelled call still waits for its
-    thread, so the generator is never closed while it runs."""
+    thread, so the generator is never closed while it runs. Each write has a deadline
+    (PEDIT_STALL_SECONDS, 30 s): a client that stops reading does not hold the model."""
 
     def __init__(self, lines: Iterator[str], model: Model):
         self._lines, self._model = lines, model
@@ -237,8 +238,18 @@ class HeldStream(StreamingResponse):
             yield line
 
     async def __call__(self, scope, receive, send) -> None:
+        from ..app.config import stall_seconds
+
+        deadline = stall_seconds()
+
+        async def sent(message) -> None:  # a client that takes nothing for the deadline is dropped
+            with anyio.fail_after(deadline):
+                await send(message)
+
         try:
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, receive, sent)
+        except TimeoutError:
+            pass  # its stream ends here: the run is closed and the model released below
         finally:
             with anyio.CancelScope(shield=True):  # cancelled or not, close the run before releasing
                 await self._model.run(self._lines.close)
