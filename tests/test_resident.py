@@ -61,11 +61,13 @@ def daemons() -> list[dict]:
 
 
 def alive(pid: int) -> bool:
+    """Running (a process killed but not yet reaped by its parent, a zombie, is not)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    return True
+    return state not in ("Z", "X")
 
 
 def gone(pid: int, within: float = 30.0) -> bool:

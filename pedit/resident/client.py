@@ -7,11 +7,15 @@ fraction of the time.
     begun = resident.begin(request)      # starts or reuses the process; the file's tokens
     outcome = ui.runs.answer(begun.stream, show)
 
-Faults, each ending where an in-process run would (the CLI runs the file here instead):
-ResidentUnavailable when it cannot be reached or started (a model that does not load: the
-in-process run then fails with today's line and exit code); ResidentLost when it dies
-mid-request. A stale socket (no process holds its lock) is removed; two clients starting
-at once take turns on `<key>.start`'s lock, and the second finds the first's process.
+Faults, each ending where an in-process run would (the CLI runs the file, and the files
+after it, here instead): ResidentUnavailable when it cannot be reached or started, is
+busy or stopping, does not answer its hello in time, is another user's, or is stuck
+loading (a model that does not load: the in-process run then fails with today's line and
+exit code); ResidentLost when it dies mid-request. Whether one is alive, and what it is
+doing, is its lock file's note (protocol.holder), never the lock taken. A stale socket
+(no live holder) is removed; clients starting at once take turns on `<key>.start`'s lock
+(held only to decide, not while the resident loads), and the later ones wait for the
+first's process.
 """
 
 from __future__ import annotations

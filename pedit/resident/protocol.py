@@ -1,24 +1,28 @@
 """What the client and the resident process say to each other, and where they meet. Both
 import this module, and it imports no numpy, no llama_cpp and no torch.
 
-Where: a Unix socket in a per-user runtime directory (platformdirs: `$XDG_RUNTIME_DIR/pedit`,
-else `/tmp/runtime-$UID/pedit`), made 0700 and refused when another user owns it or others
-may enter it. There is no TCP port. One resident process per user, model and backend
-settings: the socket's name is a hash of them (`key`), and `<name>.lock`, held with flock
-for the resident's whole life, says whether one is alive (a socket with no lock held is
-stale, and removed).
+Where: a Unix socket in a per-user runtime folder (platformdirs: `$XDG_RUNTIME_DIR/pedit`,
+else `/tmp/runtime-$UID/pedit`), made 0700, opened once without following a link and
+refused when it is another user's or open to others, or when a folder above it could be
+changed by another user (Runtime: every file in it is reached through that handle). There
+is no TCP port. One resident process per user, model and backend settings: the socket's
+name is a hash of them (`key`), and `<key>.lock`, held with flock for the resident's whole
+life, holds its note (pid, start time, state: loading, ready, stopping), which clients
+read to know whether one is alive and what it does, never by taking the lock.
 
-How: frames of a 4-byte big-endian length and a payload. The client's first frame is a
-JSON hello {"version", "key"}; the resident answers {"ok": true, pid} or {"ok": false,
-"why"}: a client of another pedit version (or for another key) makes the resident stop,
-and the client starts one of its own version (mypy's dmypy does this). Every later frame
-is a pickle of a tuple (kind, value). Pickle, because the events, the options and the
-outcome are pedit's own dataclasses and both ends run the same pedit (the hello checked
-it); only this user can reach the socket (the directory is theirs, 0700), which is the
-trust pickle needs.
+How: frames of a 4-byte big-endian length and a payload. Each end first checks the other's
+uid (SO_PEERCRED): another user's process is sent and read nothing. The client's first
+frame is a JSON hello {"version": the build, "key"} (identity.py; at most HELLO_MAX bytes,
+in HELLO_SECONDS); the resident answers {"ok": true, pid, build} or {"ok": false, "why"}:
+a client of another build (or for another key) makes the resident stop, and the client
+starts one of its own build (mypy's dmypy does this). Every later frame is a pickle of a
+tuple (kind, value). Pickle, because the events, the options and the outcome are pedit's
+own dataclasses and both ends run the same build (the hello checked it), and only this
+user's processes get that far (the peer check and the 0700 folder): the trust pickle needs.
 
 A request is ("answer", Request); the resident streams ("event", Started | Event) frames,
-then ("outcome", Outcome), or ("error", Failure). ("status", None) gets ("status", dict);
+then ("outcome", Outcome), or ("error", Failure); each send has a deadline (stall_seconds:
+a client that takes nothing that long is dropped). ("status", None) gets ("status", dict);
 ("stop", None) gets ("stopped", pid). The client cancels by closing the connection: the
 resident stops the request at its next event.
 """

@@ -34,7 +34,7 @@ from . import protocol
 from .protocol import Failure, LoadSettings, ProtocolError, Request
 
 QUEUE = 4  # requests that may wait for the model
-POLL = 0.5  # seconds between checks of the keep-alive
+POLL = 0.1  # seconds between checks of the keep-alive and of a stop (SIGTERM, daemon stop)
 
 
 @dataclass
