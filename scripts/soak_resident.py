@@ -54,6 +54,7 @@ def main() -> int:
     (cache / "pedit").mkdir(parents=True)
     from pedit import models
 
+    models.models_dir().mkdir(parents=True, exist_ok=True)  # the user's models (assembled by the first command if absent)
     (cache / "pedit" / "models").symlink_to(models.models_dir(), target_is_directory=True)
     env = os.environ | {"XDG_CACHE_HOME": str(cache), "XDG_RUNTIME_DIR": str(run), "XDG_CONFIG_HOME": str(home)}
     for var in ("PEDIT_KEEP_ALIVE", "PEDIT_ANSWER_CACHE", "PEDIT_MODEL", "PEDIT_BACKEND"):

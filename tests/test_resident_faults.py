@@ -449,3 +449,22 @@ def test_a_request_waiting_when_the_resident_is_told_to_stop_is_turned_away():
     t.join(timeout=10)
     kind, failure = protocol.receive_message(b)
     assert (kind, failure.kind, state.served) == ("error", "stopping", 0)
+
+
+def test_commands_at_once_on_a_model_that_does_not_load_each_fail_at_once(tmp_path, runtime):
+    """Three commands start together on a model file that is no model: the one that starts
+    the resident, and the two waiting for it, each end with the load's own error and exit
+    code (as without a resident), none waiting on another's retries."""
+    (tmp_path / "bad.gguf").write_bytes(b"GGUF" + b"\0" * 64)
+    (tmp_path / "a.md").write_text(ESSAY)
+    args = [*PEDIT, "fix", "a.md", "-m", "./bad.gguf", "--stdout"]
+    alone = pedit(*args[3:], cwd=tmp_path, PEDIT_KEEP_ALIVE="0")
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    errs = [p.communicate(timeout=300)[1] for p in procs]
+    took = time.monotonic() - t0
+    assert [p.returncode for p in procs] == [alone.returncode] * 3 and alone.returncode == 3
+    # the same line, the model named by the path the resident was given (absolute: it runs in /)
+    lines = {e.strip().splitlines()[-1].replace(str(tmp_path / "bad.gguf"), "./bad.gguf", 1) for e in errs}
+    assert lines == {alone.stderr.strip().splitlines()[-1]}
+    assert took < 120

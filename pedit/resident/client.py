@@ -145,31 +145,39 @@ class Resident:
         """Wait for the resident this client started (`proc`), or another's, to listen; what
         it is doing is its lock file's note (protocol.holder), read, never taken."""
         deadline = time.monotonic() + START_TIMEOUT
-        lost = None  # when our process exited without the lock and no holder was seen
+        lost = None  # when no live holder was seen: our process lost the start, or none is left
+        waited = None  # the pid of another's resident seen loading
         while time.monotonic() < deadline:
             sock = self._reach()
             if sock is not None:
                 return sock
+            code = proc.poll() if proc is not None else None
+            if code not in (None, 0):  # ours did not load: its error, as an in-process load raises it
+                self._failed()
+                raise ResidentUnavailable(f"the resident model did not start (exit {code}{self._last_line()})")
             note = protocol.holder(self.key)
-            if note is None:
-                code = proc.poll() if proc is not None else 0
-                if code is None:
-                    pass  # ours, before it took the lock
-                elif proc is not None and code != 0:
-                    self._failed()  # the model did not load: its error, as an in-process load raises it
-                    raise ResidentUnavailable(f"the resident model did not start (exit {code}{self._last_line()})")
-                elif lost is None:
-                    lost = time.monotonic()  # lost the start to another one, or that one went: a moment
-                elif time.monotonic() - lost > 1.0:
-                    if again:
-                        return self._start(again=False)
-                    raise ResidentUnavailable("the resident model did not start (it exited)")
-            else:
+            if note is not None:
                 lost = None
+                if proc is None or note["pid"] != proc.pid:
+                    waited = note["pid"]
                 if note.get("state") == "loading" and note["age"] > protocol.STUCK:
                     raise ResidentUnavailable(f"the resident model (pid {note['pid']}) is stuck loading")
                 if note.get("state") == "stopping":
                     self._wait_gone()
+                    if again:
+                        return self._start(again=False)
+                    raise ResidentUnavailable("the resident model is stopping")
+            elif proc is not None and code is None:
+                pass  # ours, before it took the lock
+            elif waited is not None:  # the one we waited for went without listening
+                self._failed()
+                raise ResidentUnavailable("the resident model another command started did not start")
+            elif lost is None:
+                lost = time.monotonic()  # lost the start to another one: it is writing its note
+            elif time.monotonic() - lost > 1.0:
+                if again:
+                    return self._start(again=False)
+                raise ResidentUnavailable("the resident model did not start (it exited)")
             time.sleep(0.05)
         raise ResidentUnavailable("the resident model did not start in time")
 
