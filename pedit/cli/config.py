@@ -19,13 +19,14 @@ def config_command():
     settings = config.resolve({})
     console = Console(soft_wrap=True, markup=False)  # the values and paths may hold `[/]`
     unset = {"threads": f"(all {CPUS} CPUs)", "base_url": "(none)"}  # the rest: the command's
+    w = max(len(k) for k in config.KEYS)  # the names' column
     for key, setting in settings.items():
         value = unset.get(key, "(the command's)") if setting.value is None else str(setting.value)
-        console.print(f"{key:<12} {value:<20} from {setting.source}", highlight=False)
+        console.print(f"{key:<{w}} {value:<20} from {setting.source}", highlight=False)
     for name, (_, source) in settings.templates.items():
-        console.print(f"{'template':<12} {name:<20} from {source}", highlight=False)
-    console.print(f"{'devices':<12} {devices_line()}", highlight=False)
-    console.print(f"{'llama.cpp':<12} CPU: {build.line()}", highlight=False)
+        console.print(f"{'template':<{w}} {name:<20} from {source}", highlight=False)
+    console.print(f"{'devices':<{w}} {devices_line()}", highlight=False)
+    console.print(f"{'llama.cpp':<{w}} CPU: {build.line()}", highlight=False)
     console.print(f"user config file: {config.user_config_path()}", highlight=False)
     project = config.project_config_path()
     console.print(
