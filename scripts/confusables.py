@@ -9,6 +9,7 @@ replacement where the file has the word (a word-level alignment of file and corr
     python scripts/confusables.py --windows 10,8,6,5,4   # per window K: swaps taken, the gap
     python scripts/confusables.py --guess    # per Δ: the swaps the default output makes
     python scripts/confusables.py --sure     # per Δ: the draft's suggestions the default output made
+    python scripts/confusables.py --tasks lrs- --sentences   # those tasks, each sentence alone
 
 The dropped articles and the real words (tools/options.py: ARTICLES off by default, REAL_WORDS on)
 are scored too, each as its own kind: ARTICLE_THRESHOLD, ARTICLE_PREFILTER and
@@ -33,6 +34,7 @@ from pathlib import Path
 from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
 from pedit.app.templates import templates
+from pedit.bench import levers
 from pedit.bench.corpus import load_tasks
 from pedit.bench.quality import distance, tokens
 from pedit.engine import likelihood
@@ -72,6 +74,8 @@ KINDS = {
     "form": "verb form",
     "comma": "comma",
     "possessive": "possessive",
+    "spell": "spelling in context",
+    "missing": "missing word",
 }
 
 
@@ -80,12 +84,14 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
     Δ or None, right, kind, first-token gap, made: the task's output in `outputs` has the
     replacement there)."""
     rows = []
+    wanted = _arg("--tasks")
     for t in load_tasks():
-        if t.command != "fix":
+        if t.command != "fix" or wanted and not any(w in t.id for w in wanted.split(",")):
             continue
         text, fixes, at = t.text(), corrections(t.text(), t.reference()), 0
         made = corrections(text, outputs[t.id]) if outputs and t.id in outputs else {}
-        for piece in job.pieces(text, t.file, "rewrite"):
+        split = levers.sentences if "--sentences" in sys.argv else lambda x: job.pieces(x, t.file, "rewrite")
+        for piece in split(text):
             req = job.request(piece, t.file)
             swaps = fix.swaps_of(req, job.options.tools)
             _, got = job.scored(req)
@@ -95,11 +101,15 @@ def scored_rows(job: Job, outputs: dict[str, str] | None = None) -> list[tuple]:
                 kind = KINDS[w.kind]
                 group = "heldout" if t.heldout else "tuning"
                 did = made.get(at + w.start) == w.replacement
-                if w.kind in ("harper", "form", "comma", "possessive"):  # any edit (a doubled word taken out): judged by distance
+                if w.kind in ("harper", "form", "comma", "possessive", "spell", "missing"):  # any edit (a doubled word taken out): judged by distance
                     right, did = _closer(text, at, w, t.reference(), (outputs or {}).get(t.id))
                 rows.append((group, t.id, w.word, w.replacement, d, right, kind, lf, did))
             at += len(piece)
     return rows
+
+
+def _arg(name: str) -> str | None:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
 
 
 def _closer(text: str, at: int, w: confusables.Swap, ref: str, output: str | None) -> tuple[bool, bool]:

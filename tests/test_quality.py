@@ -297,7 +297,8 @@ def test_a_variant_is_the_options_it_changes():
     assert Variant(keep_bias=0.0).options().keep_bias == 0.0
 
 
-LEARNER = [t for t in FIX if t.learner]
+LEARNER = [t for t in FIX if t.learner and not t.multi]  # issue 57's corpus
+SENTENCES = [t for t in FIX if t.multi]  # issue 70's learner sentences
 
 
 def test_the_learner_corpus_has_two_parts_of_each_kind():
@@ -312,16 +313,16 @@ def test_the_learner_corpus_has_two_parts_of_each_kind():
         assert min(counts["capital"], counts["verb form"]) >= 12 and counts["word choice"] >= 5
 
 
-def _learner_data(outputs) -> dict:
+def _learner_data(outputs, learner=None) -> dict:
     walden = TASKS["prose-walden"]
-    tasks = [walden, *LEARNER]
+    tasks = [walden, *(LEARNER if learner is None else learner)]
     runs = [evaluate(t, QualityRun(task=t.id, config="m", output=outputs(t), refused=None, seconds=1.0,
                                    prompt_tokens=40 + 20 * t.heldout))
             for t in tasks]  # fmt: skip
     return {
         "command": "test", "started": "now", "default": "m",
         "machine": {"cpu": "cpu", "cores": 2, "python": "3.11"},
-        "tasks": [{"id": t.id, "heldout": t.heldout, "learner": t.learner} for t in tasks],
+        "tasks": [{"id": t.id, "heldout": t.heldout, "learner": t.learner, "multi": t.multi} for t in tasks],
         "runs": [r.__dict__ for r in runs],
     }  # fmt: skip
 
@@ -344,6 +345,42 @@ def test_the_learner_goals_and_table_are_the_held_out_files_and_kept_out_of_the_
     before, after = line.split(" | ")[3:5]
     assert before == after and 0 < float(before) < 100  # the sources as they are, both
     assert line.endswith(" | 1.0 | 60 |")  # seconds and prompt tokens per file
+
+
+def test_the_learner_sentences_have_two_parts_of_sentences_with_several_errors_each():
+    """Issue 70's corpus: a sentence a line, eight a file, four files a part, three to six
+    errors a sentence on average, the missing words and misspellings among them."""
+    for held in (False, True):
+        part = [t for t in SENTENCES if t.heldout == held]
+        kinds = [kind for t in part for _, kind in t.kinds()]
+        sentences = sum(len(t.text().splitlines()) for t in part)
+        assert len(part) == 4 and sentences == 32 and 3 <= len(kinds) / sentences <= 6
+        assert all(k in KINDS for k in kinds) and min(kinds.count("missing word"), kinds.count("spelling")) >= 8
+        assert all(len(t.text().splitlines()) == len(t.reference().splitlines()) for t in part)
+
+
+def test_the_learner_sentences_section_counts_each_sentence_and_its_goals_hold_on_the_corrections():
+    from pedit.bench.quality_report import goal_rows
+
+    right = _learner_data(lambda t: t.reference(), SENTENCES)
+    rows = {goal: (measured, ok) for goal, measured, ok in goal_rows(right) if goal.startswith("learner sentences")}
+    assert rows == {
+        "learner sentences, held out: precision ≥ 90% on every kind": ("none below", True),
+        "learner sentences, held out: at most 5% of the sentences further from their correction": ("0 of 32", True),
+    }
+    text = markdown(right, None)
+    assert "| `m` | held out | 32 | " in text and "| 100.0 | 100% | 100% | 32 / 0 / 0 | 0.12 |" in text
+    # the sources as they are, but a held-out file's first sentence gets a word more
+    def worse(t):
+        lines = t.text().splitlines()
+        lines[0] = lines[0].replace(" ", " the ", 1) if t.heldout else lines[0]
+        return "\n".join(lines) + "\n"
+
+    rows = {g: (m, ok) for g, m, ok in goal_rows(_learner_data(worse, SENTENCES)) if g.startswith("learner sentences")}
+    assert rows == {
+        "learner sentences, held out: precision ≥ 90% on every kind": ("below: article 0%", False),
+        "learner sentences, held out: at most 5% of the sentences further from their correction": ("4 of 32", False),
+    }
 
 
 def test_runs_merged_keep_each_runs_command_and_start():

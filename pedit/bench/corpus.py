@@ -32,6 +32,9 @@ class Task:
     natural: bool = False  # the natural-error corpus: the errors writers make, annotated by kind
     learner: bool = False  # the learner corpus (issue 57): the errors English learners make, by kind
     skeleton: bool = False  # the skeleton set: READMEs with links, badges, code and tables (issue 53)
+    # the learner sentences (issue 70): a sentence a line, three to six errors each, often
+    # overlapping and misspelt, as learners' essays have them (also `learner`)
+    multi: bool = False
     check: dict = field(default_factory=dict, hash=False, compare=False)  # refactor checks
 
     @property
@@ -74,6 +77,7 @@ def load_tasks(path: Path = CORPUS / "tasks.toml") -> list[Task]:
             source=t.get("source", ""), license=t.get("license", ""),
             heldout=bool(t.get("heldout", False)), natural=bool(t.get("natural", False)),
             learner=bool(t.get("learner", False)), skeleton=bool(t.get("skeleton", False)),
+            multi=bool(t.get("multi", False)),
             check=t.get("check", {}),
         )  # fmt: skip
         if task.command not in BUILTIN or task.category not in CATEGORIES:
@@ -98,6 +102,7 @@ _KIND = re.compile(r"^  - `.+?` \u2190 `.+?`(?: \(([^:;)]+))?", re.M)
 KINDS = (
     "spelling", "a/an", "article", "agreement", "verb form", "homophone", "doubled word",
     "preposition", "real word", "apostrophe", "capital", "punctuation", "word choice",
+    "missing word", "tense", "number",
 )  # fmt: skip
 
 

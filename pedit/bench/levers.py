@@ -20,7 +20,9 @@ sentences, one a file), or the prompt a fix is asked with (`agreement`: its inst
 names the learner's errors, as the default model's does; `noagreement`: it does not;
 `examples`: its system prompt shows six corrections; issue 57),
 or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "did";
-`nocommas`: no commas put in; `nopossessives`: no plural noun's possessive). Variants
+`nocommas`: no commas put in; `nopossessives`: no plural noun's possessive; issue 70's
+`nocontext`: a misspelling's correction not chosen in its sentence; `nomissing`: no missing
+word put in). Variants
 combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
 
@@ -35,7 +37,9 @@ from ..app.outcome import Answering
 from ..app.refactor import rewrite
 from ..app.templates import FIX_LEARNER, Template
 from ..engine.options import SUGGEST_DELETIONS, EditOptions
-from ..tools.options import ARTICLES, COMMAS, FORMS, POSSESSIVES, REAL_WORDS, SURE, ToolOptions
+from ..tools.options import (
+    ARTICLES, COMMAS, CONTEXT_SPELLING, FORMS, MISSING, POSSESSIVES, REAL_WORDS, SURE, ToolOptions,
+)  # fmt: skip
 
 # The prompts a fix may be asked with instead (Variant.prompt), to measure whether the model
 # fixes what it reads but leaves when told what to look for (issue 57, item 3): a sentence
@@ -79,6 +83,8 @@ class Variant:
     forms: bool = FORMS  # a verb's form after a modal, "to" or "did" scored (confusables._forms)
     commas: bool = COMMAS  # commas put in, scored (commas.py)
     possessives: bool = POSSESSIVES  # a plural noun's possessive before a noun (confusables._possessive)
+    context_spelling: bool = CONTEXT_SPELLING  # a misspelling's neighbours scored (incontext.spelling)
+    missing: bool = MISSING  # a missing be, subject pronoun or "to" put in, scored (incontext.missing)
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -151,6 +157,8 @@ VARIANTS: dict[str, Variant] = {
     "noforms": Variant(forms=False),
     "nocommas": Variant(commas=False),
     "nopossessives": Variant(possessives=False),
+    "nocontext": Variant(context_spelling=False),
+    "nomissing": Variant(missing=False),
 }
 # A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
 # the next sentence is its own (a learner's texts have no abbreviations that end in a dot)

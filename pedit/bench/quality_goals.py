@@ -31,6 +31,10 @@ GOALS = {  # the goals for the default configuration (best_score: for the best m
     "learner_capital": 0.9,
     "learner_verb_form": 0.7,
     "learner_precision": 0.95,
+    # on the learner sentences' held-out part (issue 70): precision of every kind, and the
+    # share of sentences moved further from their correction (the hidden set's: 6 of 120)
+    "sentences_kind_precision": 0.9,
+    "sentences_further": 0.05,
 }
 KEY_KINDS = ("a/an", "homophone", "agreement")
 

@@ -17,11 +17,12 @@ def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str
     """The learner corpus (issue 57), per part (training, held out): GLEU of the sources as
     they are and of the default's outputs, recall, precision, files made worse, seconds per
     file; then per kind of error, recall and precision."""
-    scored = [r for r in runs if r.fix and "gleu" in r.fix]
+    scored = [r for r in runs if r.fix and "gleu" in r.fix and not tasks.get(r.task, {}).get("multi")]
     mine = [r for r in scored if r.config == default]
     if not mine:
         return []
-    parts = [(title, {t for t, d in tasks.items() if d.get("learner") and bool(d.get("heldout")) == held})
+    parts = [(title, {t for t, d in tasks.items()
+                      if d.get("learner") and not d.get("multi") and bool(d.get("heldout")) == held})
              for title, held in (("training", False), ("held out", True))]  # fmt: skip
     lines = [
         "",

@@ -8,6 +8,7 @@ from pathlib import Path
 from .corpus import KINDS
 from .quality_goals import GOALS, by_kind, configs_of, goals, kind_table, learner_goals, num, pct, summarize
 from .quality_learner import learner_section
+from .quality_sentences import sentences_goals, sentences_section
 from .quality_run import BASELINE, QualityRun
 from .report import rendered_note
 
@@ -80,6 +81,7 @@ def markdown(data: dict, chart: str | None) -> str:
         *_goals_table(data),
         *_kinds_table(runs, data.get("default"), {t: tasks[t] for t in ids}),
         *learner_section(every, data.get("default"), tasks),
+        *sentences_section(every, data.get("default"), tasks),
         *_levers_section(runs, configs),
         *_fix_table(by, ids, configs, heldout),
         *_refactor_table(by, ids, configs),
@@ -169,9 +171,12 @@ def goal_rows(data: dict) -> list[tuple[str, str, bool | None]]:
     natural = {t for t in heldout if tasks[t].get("natural")}
     general = [r for r in runs if r.task not in learner]
     rows = goals(general, data.get("default"), heldout, natural)
-    mine = {t for t in learner if tasks[t].get("heldout")}
+    mine = {t for t in learner if tasks[t].get("heldout") and not tasks[t].get("multi")}
+    multi = {t for t in learner if tasks[t].get("heldout") and tasks[t].get("multi")}
     known = data.get("default") in configs_of(runs)
-    return rows + (learner_goals(runs, data.get("default"), mine) if known else [])
+    if not known:
+        return rows
+    return rows + learner_goals(runs, data.get("default"), mine) + sentences_goals(runs, data.get("default"), multi)
 
 
 def _goals_table(data: dict) -> list[str]:

@@ -95,6 +95,15 @@ COMMA_THRESHOLD = 3.0  # nats
 # files): the same seconds where none is taken, 1.1 s more on the file where two are.
 POSSESSIVE_PREFILTER = 0.0  # nats
 POSSESSIVE_THRESHOLD = 3.0  # nats
+# A misspelling's neighbours (incontext.spelling): every one is read (the misspelling is
+# unlikely anyway); the likeliest taken where it beats the misspelling by the sets' margin.
+# A missing word (incontext.missing) read only where its first token is 4 nats likelier
+# than the text's word there, taken as a dropped article is (issue 70: chosen on the
+# learner sentences' training part, scripts/confusables.py --tasks lrs-)
+SPELL_PREFILTER = 99.0  # nats
+SPELL_THRESHOLD = 3.0  # nats
+MISSING_PREFILTER = -4.0  # nats
+MISSING_THRESHOLD = 7.0  # nats
 NEAR = 2  # words between two swaps that `chosen` counts as one agreement
 # A suggestion the model's reading finds SURE_THRESHOLD nats likelier is leant on harder
 # (Template.sure_bias): right ones the output declined scored up to 19.0 on the tuning
@@ -121,7 +130,8 @@ class Swap:
     # "harper": one of Harper's suggestions, scored for `sure` only (never `chosen`); "form":
     # a verb's form after a modal, "to", "did", a "be", a "get" or a perfect's "have"
     # (_forms); "possessive": a plural noun's possessive before a noun (_possessive);
-    # "comma": a comma put in (commas.py)
+    # "comma": a comma put in (commas.py); "spell": a misspelling's neighbour, "missing": a
+    # word put in (incontext.py)
     kind: str = "set"
     slot: int = -1  # swaps of one slot are one choice (`chosen`: the likeliest); -1: the word's
     also: tuple[int, int, str] | None = None  # a second edit made with it: (start, end, replacement)
@@ -138,6 +148,7 @@ class Swap:
         REAL_PREFILTER)."""
         return {"number": NUMBER_PREFILTER, "article": ARTICLE_PREFILTER, "real": REAL_PREFILTER,
                 "form": FORM_PREFILTER, "comma": COMMA_PREFILTER, "possessive": POSSESSIVE_PREFILTER,
+                "spell": SPELL_PREFILTER, "missing": MISSING_PREFILTER,
                 }.get(self.kind, likelihood.PREFILTER)  # fmt: skip
 
 
@@ -323,6 +334,7 @@ def chosen(
         need = {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD),
                 "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD),
                 "possessive": max(threshold, POSSESSIVE_THRESHOLD),
+                "spell": max(threshold, SPELL_THRESHOLD), "missing": MISSING_THRESHOLD,
                 }.get(w.kind, threshold)  # fmt: skip
         key = (w.slot >= 0, w.slot if w.slot >= 0 else w.start)
         if d is not None and d > need and d > best.get(key, (-1.0, w))[0]:

@@ -14,7 +14,7 @@ from ..engine import likelihood
 from ..engine.likelihood import Scored
 from ..engine.prompt import build_prompt
 from ..request import EditRequest
-from . import commas, confusables, grammarcheck
+from . import commas, confusables, dialect, grammarcheck, incontext
 from .options import ToolOptions
 
 
@@ -72,8 +72,22 @@ def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
     )
     if o.commas:
         swaps += commas.candidates(req.text, req.filename)
+    if o.context_spelling and o.spelling is not False:
+        swaps += incontext.spelling(req.text, req.filename, _accepted(req.text, req.filename, o))
+    if o.missing:
+        swaps += incontext.missing(req.text, req.filename)
     if o.sure and o.harper:
         swaps += [confusables.Swap(start=c.start, end=c.end, word=req.text[c.start : c.end],
                                    replacement=c.replacement, kind="harper")
                   for c in grammarcheck.kinds_of_changes(req.text, req.filename)]  # fmt: skip
     return swaps
+
+
+def _accepted(text: str, name: str, options: ToolOptions) -> frozenset[str]:
+    """The unknown words of `text` the file's variety of English spells so (the spelling's
+    draft leaves them: spelling.spellcheck), lower case."""
+    variety = dialect.resolve(options.dialect, text)
+    if not variety:
+        return frozenset()
+    unknown = {w.lower() for w in incontext.unknown_words(text, name)}
+    return frozenset(dialect.accepted(unknown, variety)) if unknown else frozenset()

@@ -125,3 +125,17 @@ def forms_after(word: str, tag: str) -> tuple[str, ...]:
             return ()
         out += forms
     return tuple(w for w in dict.fromkeys(out) if w != word)
+
+
+@cache
+def tags(word: str) -> frozenset[str]:
+    """The Penn tags `word` can have (lemminflect's lemmas, then their inflections): "went"
+    -> {VBD}, "proud" -> {JJ}, "very" -> {RB, JJ}, "help" -> {VB, VBP, NN}."""
+    from lemminflect import getAllInflections
+
+    out: set[str] = set()
+    for upos, lemmas in _lemmas(word).items():
+        for lemma in lemmas:
+            infl = _inflections(lemma, upos) if upos in ("VERB", "NOUN") else getAllInflections(lemma, upos=upos)
+            out.update(tag for tag, forms in infl.items() if word in forms)
+    return frozenset(out)

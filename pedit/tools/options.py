@@ -13,6 +13,9 @@ REAL_WORDS = True  # mean score 0.67 without, 0.70 with (docs/quality.md, `+nore
 FORMS = True  # issue 57: a verb's form after a modal, "to" or "did" (confusables._forms)
 POSSESSIVES = True  # issue 57: a plural noun's possessive before a noun (confusables._possessive)
 COMMAS = True  # issue 57: a comma after an introduction, around a non-restrictive clause (commas.py)
+# issue 70, chosen on the learner sentences' training part (docs/quality.md)
+CONTEXT_SPELLING = True  # a misspelling's neighbours scored in its sentence (incontext.spelling)
+MISSING = True  # a missing be, subject pronoun or "to" put in (incontext.missing)
 SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
 
 
@@ -31,6 +34,8 @@ class ToolOptions:
     forms: bool = FORMS  # with them, a verb's form after a modal, "to" or "did" (morphology.py)
     possessives: bool = POSSESSIVES  # with them, a plural noun's possessive ("designers job")
     commas: bool = COMMAS  # with them, the commas of commas.py
+    context_spelling: bool = CONTEXT_SPELLING  # a misspelling's correction chosen in its sentence
+    missing: bool = MISSING  # a missing be, subject pronoun or "to" put back
     sure: bool = SURE  # Harper's suggestions scored too, the sure ones leant on harder
     intents: bool = True  # a refactor through its intent's tools, grammar and check (refactor.py)
     retry: bool = True  # a failed check tried again, then the tool's own edit (refactor.py)
