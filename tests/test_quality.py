@@ -448,8 +448,15 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     assert lookup("agreement").template(with_it) == with_it  # once
     assert lookup("noagreement").template(with_it) == fix and lookup("noagreement").template(fix) is fix
     assert lookup("examples").template(fix) == swap(fix, system=fix.system + EXAMPLES)
+    from pedit.app.templates import FIX_LEARNER_CLAUSE
+
+    clause = lookup("clausecomma").template(with_it)
+    assert clause.instruction == fix.instruction + FIX_LEARNER_CLAUSE and lookup("clausecomma").template(fix) is fix
     assert Variant().template(fix) is fix and lookup("sentences").template(fix) is fix
     tools = lookup("noforms").options().tools
     assert not tools.forms and tools.commas and not lookup("nocommas").options().tools.commas
     assert Variant().options().tools.forms and Variant().options().tools.commas
     assert Variant().options().tools.possessives and not lookup("nopossessives").options().tools.possessives
+    default, off = Variant().options().tools, lookup("nocontext").options().tools
+    assert default.context_spelling and default.missing and not off.context_spelling and off.missing
+    assert not lookup("nomissing").options().tools.missing and lookup("nomissing").options().tools.context_spelling

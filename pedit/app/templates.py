@@ -40,6 +40,13 @@ FIX_LEARNER = (
     'use a verb\'s base form after a modal, "to" or "did", and put a comma after an '
     "introductory phrase or clause and around a non-restrictive clause."
 )
+# issue 70's trial (the report's `+clausecomma`): a comma after an introductory clause, not
+# after a short phrase ("Last year", "In my country"), which learners' correctors leave
+FIX_LEARNER_CLAUSE = (
+    " Make every verb agree with its subject, start every sentence with a capital letter, "
+    'use a verb\'s base form after a modal, "to" or "did", and put a comma after an '
+    "introductory clause (not after a short phrase) and around a non-restrictive clause."
+)
 # What a built-in instruction adds on a model, by the name pedit knows it by (-m NAME; a
 # path to the same file is not recognised): measured on that model, a prompt is its own
 MODEL_INSTRUCTIONS: dict[str, dict[str, str]] = {"qwen2.5-coder-1.5b": {"fix": FIX_LEARNER}}

@@ -35,7 +35,7 @@ from ..app.jobs import Job
 from ..app.options import EngineOptions
 from ..app.outcome import Answering
 from ..app.refactor import rewrite
-from ..app.templates import FIX_LEARNER, Template
+from ..app.templates import FIX_LEARNER, FIX_LEARNER_CLAUSE, Template
 from ..engine.options import SUGGEST_DELETIONS, EditOptions
 from ..tools.options import (
     ARTICLES, COMMAS, CONTEXT_SPELLING, FORMS, MISSING, POSSESSIVES, REAL_WORDS, SURE, ToolOptions,
@@ -105,6 +105,8 @@ class Variant:
             return replace(template, instruction=template.instruction + AGREEMENT)
         if self.prompt == "noagreement" and template.instruction.endswith(AGREEMENT):
             return replace(template, instruction=template.instruction[: -len(AGREEMENT)])
+        if self.prompt == "clausecomma" and template.instruction.endswith(FIX_LEARNER):
+            return replace(template, instruction=template.instruction[: -len(FIX_LEARNER)] + FIX_LEARNER_CLAUSE)
         if self.prompt == "examples":
             return replace(template, system=template.system + EXAMPLES)
         return template
@@ -154,6 +156,7 @@ VARIANTS: dict[str, Variant] = {
     "agreement": Variant(prompt="agreement"),
     "noagreement": Variant(prompt="noagreement"),
     "examples": Variant(prompt="examples"),
+    "clausecomma": Variant(prompt="clausecomma"),
     "noforms": Variant(forms=False),
     "nocommas": Variant(commas=False),
     "nopossessives": Variant(possessives=False),
