@@ -460,3 +460,13 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     default, off = Variant().options().tools, lookup("nocontext").options().tools
     assert default.context_spelling and default.missing and not off.context_spelling and off.missing
     assert not lookup("nomissing").options().tools.missing and lookup("nomissing").options().tools.context_spelling
+
+
+def test_the_learner_sentences_are_judged_a_sentence_a_file_where_that_ran():
+    from pedit.bench.quality_sentences import judged_config
+
+    def run(config):
+        return QualityRun(task="lrs-5", config=config, output="", refused=None, seconds=1.0)
+
+    assert judged_config([run("m"), run("m+sentences"), run("m+sentences+nomissing")], "m") == "m+sentences"
+    assert judged_config([run("m"), run("m+nomissing")], "m") == "m"
