@@ -15,8 +15,8 @@ as for the spelling's draft).
 **Missing words.** "My parents very proud of me", "After the meeting the went home",
 "I want go home": a form of *be*, a subject pronoun, or "to", put in before a word whose
 part of speech can follow it (lemminflect: *be* before an adjective, an adverb, a
-participle or an -ing form; a pronoun before a verb's finite form; "to" before a verb's
-base form). Most places allow one by those rules alone, so the model decides twice: a
+participle or an -ing form after a noun or pronoun; a pronoun before a verb's finite form
+after a conjunction; "to" before a verb's base form after a verb or an adjective). Most places allow one by those rules alone, so the model decides twice: a
 candidate is read only where the inserted word's first token is MISSING_PREFILTER nats
 likelier, reading up to it, than the word the text has there (the prefilter costs nothing:
 the base's own reading gives it), and taken only above MISSING_THRESHOLD (confusables.py:
@@ -121,13 +121,27 @@ def missing(text: str, filename: str) -> list[Swap]:
 
 
 def _insertions(prev: str, low: str) -> tuple[str, ...]:
-    """The words that may be missing between `prev` and `low`."""
-    tags = morphology.tags(low)
+    """The words that may be missing between `prev` and `low`: a form of *be* between a
+    noun or pronoun and an adjective, adverb or participle ("parents very proud"); a
+    subject pronoun between a conjunction and a verb's finite form ("and do not talk");
+    "to" between a verb or an adjective and a verb's base form ("want go", "difficult buy")."""
+    tags, before = morphology.tags(low), _tags_before(prev)
     out: list[str] = []
-    if tags & {"JJ", "RB", "VBG", "VBN"}:
+    if tags & {"JJ", "RB", "VBG", "VBN"} and before & {"NN", "NNS", "PRP"}:
         out += COPULAS
-    if tags & {"VBD", "VBZ", "VBP"} and prev not in PRONOUNS and prev not in _MODALS:
+    if tags & {"VBD", "VBZ", "VBP"} and prev in _CONJUNCTIONS:
         out += PRONOUNS
-    if "VB" in tags and prev not in _BASE_BEFORE and low not in ("be", "have", "do"):
+    if "VB" in tags and before & {"VB", "VBD", "VBZ", "VBP", "JJ"} and low not in ("be", "have", "do"):
         out.append("to")
     return tuple(out)
+
+
+_CONJUNCTIONS = frozenset("and but so because when if then that while after before since".split())
+
+
+def _tags_before(word: str) -> frozenset[str]:
+    """The tags of the word before a gap; a subject pronoun is PRP."""
+    return frozenset({"PRP"}) if word in _SUBJECTS else morphology.tags(word)
+
+
+_SUBJECTS = frozenset(("i", "you", "he", "she", "it", "we", "they"))
