@@ -7,7 +7,8 @@ frequent neighbour: "We painted ther house" becomes "the house", where the sente
 is one away), the SPELL_CANDIDATES most frequent, the spelling's own correction always
 among them, and, after a modal, "to", "did" or a "be", each candidate's form there ("I will
 writeing" -> "writing" -> "write": morphology.forms_after). The model scores each in the
-sentence; the likeliest, where it is SPELL_THRESHOLD nats likelier than the misspelling,
+sentence (where its first token is no less likely than the misspelling's: SPELL_PREFILTER);
+the likeliest, where it is SPELL_THRESHOLD nats likelier than the misspelling,
 goes into the draft instead of the spelling's choice (confusables.chosen, one per word).
 A word the text's variety of English spells so is never a candidate (dialect.accepted,
 as for the spelling's draft).
