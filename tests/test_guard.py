@@ -51,11 +51,26 @@ def test_a_paragraph_with_dense_errors_is_fixed_not_dropped(old, new):
         assert guard.judge_fix("n.md", p, q) is None
 
 
+def test_every_learner_sentence_corrected_passes_alone_and_a_file_of_eight_is_refused_whole():
+    """The learner sentences (issue 70): three to five errors a sentence, each sentence's
+    correction passes as a file of its own (as a one-line file is fixed); eight of them in
+    one file change more than WORDS of its words, which the guard refuses (forceable): a
+    learner's essay this dense is fixed a sentence or a paragraph at a time (issue 70's
+    open question, the note of 2026-12-07)."""
+    tasks = [t for t in load_tasks() if t.multi]
+    assert len(tasks) == 8
+    for task in tasks:
+        for old, new in zip(task.text().splitlines(True), task.reference().splitlines(True), strict=True):
+            assert old != new and guard.judge("s.txt", old, new, judged=True) is None, (task.id, old)
+    refused = [guard.judge(t.file, t.text(), t.reference(), judged=True) for t in tasks]
+    assert sum(r is not None and r.forceable and "more than 25%" in r.reason for r in refused) == 7
+
+
 def test_every_correct_fix_of_the_benchmark_passes():
     """The corpus's fix inputs with their introduced errors undone (SOURCES.md): whole, and
     paragraph by paragraph for the prose files (a paragraph cut out of a docstring is no
     piece of Python to lex alone: see guard.judge_fix)."""
-    tasks = [t for t in load_tasks() if t.command == "fix" and t.reference() is not None]
+    tasks = [t for t in load_tasks() if t.command == "fix" and t.reference() is not None and not t.multi]
     assert len(tasks) >= 10
     for task in tasks:
         old, new = task.text(), task.reference()

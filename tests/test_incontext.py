@@ -83,7 +83,7 @@ def test_the_fixs_swaps_include_them_as_the_options_say():
     from pedit.request import EditRequest
 
     req = EditRequest("We painted ther house. My parents very proud.\n", "fix", "a.txt", "")
-    kinds = {s.kind for s in fix.swaps_of(req, ToolOptions())}
+    kinds = {s.kind for s in fix.swaps_of(req, ToolOptions(context_spelling=True, missing=True))}
     assert {"spell", "missing"} <= kinds
-    off = {s.kind for s in fix.swaps_of(req, ToolOptions(context_spelling=False, missing=False))}
+    off = {s.kind for s in fix.swaps_of(req, ToolOptions())}  # off by default (options.py)
     assert not {"spell", "missing"} & off
