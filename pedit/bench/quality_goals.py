@@ -86,6 +86,15 @@ def configs_of(runs: list[QualityRun]) -> list[str]:
     return list(dict.fromkeys(r.config for r in runs))
 
 
+def by_part(runs: list[QualityRun], parts: list[tuple[str, set[str]]]):
+    """(configuration, part's title, its runs) for each configuration and part that ran."""
+    for config in configs_of(runs):
+        for title, ids in parts:
+            got = [r for r in runs if r.config == config and r.task in ids]
+            if got:
+                yield config, title, got
+
+
 def num(x: float | None, digits: int = 2) -> str:
     """A figure for a table: `digits` decimals, "–" for none (no such tasks)."""
     return "–" if x is None else f"{x:.{digits}f}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import gleu
 from .corpus import KINDS
-from .quality_goals import by_kind, configs_of, kind_table, pct, summarize
+from .quality_goals import by_kind, by_part, kind_table, pct, summarize
 from .quality_run import QualityRun
 
 LEARNER_KINDS = ("agreement", "capital", "verb form", "punctuation", "word choice")
@@ -45,21 +45,17 @@ def learner_section(runs: list[QualityRun], default: str | None, tasks: dict[str
         "| s per file | prompt tokens per file |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for config in configs_of(scored):
-        for title, ids in parts:
-            got = [r for r in scored if r.config == config and r.task in ids]
-            if not got:
-                continue
-            s = summarize(got, config)
-            before, after = (
-                100 * gleu.score(gleu.total(r.fix[k] for r in got)) for k in ("gleu_source", "gleu")
-            )
-            tokens = (
-                sum(r.prompt_tokens for r in got) / len(got) if all(r.prompt_tokens for r in got) else None
-            )
-            lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
-                         f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} | "
-                         f"{'–' if tokens is None else f'{tokens:.0f}'} |")  # fmt: skip
+    for config, title, got in by_part(scored, parts):
+        s = summarize(got, config)
+        before, after = (
+            100 * gleu.score(gleu.total(r.fix[k] for r in got)) for k in ("gleu_source", "gleu")
+        )
+        tokens = (
+            sum(r.prompt_tokens for r in got) / len(got) if all(r.prompt_tokens for r in got) else None
+        )
+        lines.append(f"| `{config}` | {title} | {len(got)} | {before:.1f} | {after:.1f} | "
+                     f"{pct(s.recall)} | {pct(s.precision)} | {s.worse} | {s.seconds:.1f} | "
+                     f"{'–' if tokens is None else f'{tokens:.0f}'} |")  # fmt: skip
     totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}
     rest = (k for k in (*KINDS, "word", "variety", "layout", "other") if k not in LEARNER_KINDS)
     shapes = (*LEARNER_KINDS, *rest)

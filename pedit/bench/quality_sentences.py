@@ -12,7 +12,7 @@ from functools import cache
 from . import gleu
 from .corpus import KINDS, Task, load_tasks
 from .quality import distance, tokens
-from .quality_goals import GOALS, Row, by_kind, configs_of, kind_table, pct, summarize
+from .quality_goals import GOALS, Row, by_kind, by_part, kind_table, pct, summarize
 from .quality_run import QualityRun
 
 SENTENCE_KINDS = (
@@ -70,19 +70,15 @@ def sentences_section(runs: list[QualityRun], default: str | None, tasks: dict[s
         "| closer / same / further | s per sentence |",
         "|---|---|---:|---:|---:|---:|---:|---|---:|",
     ]
-    for config in configs_of(scored):
-        for title, ids in parts:
-            got = [r for r in scored if r.config == config and r.task in ids]
-            if not got:
-                continue
-            s = summarize(got, config)
-            triples = [x for r in got for x in lines_of(r.task, r.output)]
-            before = 100 * gleu.corpus((src, src, ref) for src, _, ref in triples)
-            after = 100 * gleu.corpus(triples)
-            n = sum(len(_task(r.task).text().splitlines()) for r in got)
-            c, same, f = moved(triples)
-            lines.append(f"| `{config}` | {title} | {n} | {before:.1f} | {after:.1f} | {pct(s.recall)} | "
-                         f"{pct(s.precision)} | {c} / {same} / {f} | {sum(r.seconds for r in got) / n:.2f} |")  # fmt: skip
+    for config, title, got in by_part(scored, parts):
+        s = summarize(got, config)
+        triples = [x for r in got for x in lines_of(r.task, r.output)]
+        before = 100 * gleu.corpus((src, src, ref) for src, _, ref in triples)
+        after = 100 * gleu.corpus(triples)
+        n = sum(len(_task(r.task).text().splitlines()) for r in got)
+        c, same, f = moved(triples)
+        lines.append(f"| `{config}` | {title} | {n} | {before:.1f} | {after:.1f} | {pct(s.recall)} | "
+                     f"{pct(s.precision)} | {c} / {same} / {f} | {sum(r.seconds for r in got) / n:.2f} |")  # fmt: skip
     judged = judged_config(scored, default)
     mine = [r for r in scored if r.config == judged]
     totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}

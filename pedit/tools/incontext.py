@@ -30,7 +30,7 @@ import re
 
 from . import morphology, skeleton
 from .confusables import Swap, _cased
-from .spelling import checker, correction, prose_spans
+from .spelling import _two_edits, checker, correction, prose_spans
 
 SPELL_CANDIDATES = 10  # a misspelling's neighbours scored, the most frequent first
 # the prefilters and thresholds: confusables.SPELL_* and MISSING_* (Swap.prefilter, chosen)
@@ -81,19 +81,13 @@ def _neighbours(word: str, first: str, before: str | None) -> list[str]:
     each one's form after `before` where that word asks for one."""
     words = checker()
     freq = words.word_frequency
-    near = words.known(words.edit_distance_1(word)) or _two(word)
+    near = words.known(words.edit_distance_1(word)) or _two_edits(word)
     ranked = sorted((w for w in near if w != first and len(w) > 1), key=lambda w: (-freq[w], w))
     out = [first, *ranked[: SPELL_CANDIDATES - 1]]
     if before in _BASE_BEFORE or before in _BE:
         tag = "VB" if before in _BASE_BEFORE else "VBN"
         out += [f for w in list(out) for f in morphology.forms_after(w, tag) if f in words]
     return list(dict.fromkeys(out))
-
-
-def _two(word: str) -> set[str]:
-    from .spelling import _two_edits
-
-    return _two_edits(word)
 
 
 def _word_before(text: str, at: int) -> str | None:
