@@ -18,7 +18,7 @@ from pedit.events import Stats
 
 PEDIT = [sys.executable, "-m", "pedit"]
 REF = ["-b", "reference"]
-ESSAY = "Their is a eror in this sentance.\n\nAnother paragraph, with a tipo.\n"
+ESSAY = "Their is a eror in this sentence.\n\nAnother paragraph, with a typo.\n"
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +71,7 @@ def test_another_file_instruction_or_command_runs_the_model(tmp_path):
     for args in (["edit", "a.md", "Make it short.", "--stdout"], ["fix", "a.md", "--stdout"]):
         done = pedit(*args, *REF, "--stats-json", "s.json", cwd=tmp_path)
         assert done.returncode == 0 and passes(tmp_path / "s.json") > 0
-    (tmp_path / "a.md").write_text(ESSAY.replace("tipo", "typo"))
+    (tmp_path / "a.md").write_text(ESSAY.replace("typo.", "typo!"))
     done = pedit("fix", "a.md", "--stdout", *REF, "--stats-json", "s.json", cwd=tmp_path)
     assert done.returncode == 0 and passes(tmp_path / "s.json") > 0
 

@@ -21,7 +21,7 @@ from pedit.engine.keepbias import suggested
 from pedit.engine.sampling import Sampling
 from pedit.events import drain, finish
 from pedit.request import EditRequest
-from pedit.tools import confusables, grammarcheck
+from pedit.tools import confusables, fix, grammarcheck
 from pedit.tools.confusables import Swap, apply, candidates, chosen
 from pedit.tools.options import ToolOptions
 from pedit.ui.render import stats_line
@@ -220,12 +220,15 @@ def test_the_draft_is_the_swaps_then_harper_and_the_spelling(reference, monkeypa
     monkeypatch.setattr("pedit.engine.likelihood.PREFILTER", float("inf"))
     monkeypatch.setattr(confusables, "ARTICLE_PREFILTER", float("inf"))
     monkeypatch.setattr(confusables, "REAL_PREFILTER", float("inf"))
+    monkeypatch.setattr(confusables, "SPELL_PREFILTER", float("inf"))
+    monkeypatch.setattr(confusables, "MISSING_PREFILTER", float("inf"))
     job = Job(reference, BUILTIN["fix"], None, EngineOptions())
     text = "I lived their, it was recieved.\n"
     req = job.request(text, "a.md")
     scored, got = job.scored(req)
     assert got.deltas and None not in got.deltas
-    ours = candidates(text, "a.md")  # then Harper's, scored for `sure`
+    ours = [s for s in fix.swaps_of(req, ToolOptions()) if s.kind != "harper"]  # then Harper's, for `sure`
+    assert len(ours) > len(candidates(text, "a.md"))  # the misspelling's neighbours (incontext)
     assert len(got.deltas) > len(ours)
     taken = chosen(text, ours, got.deltas[: len(ours)])
     assert taken and scored.draft == grammarcheck.draft(apply(text, taken), "a.md")

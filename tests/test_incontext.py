@@ -83,7 +83,7 @@ def test_the_fixs_swaps_include_them_as_the_options_say():
     from pedit.request import EditRequest
 
     req = EditRequest("We painted ther house. My parents very proud.\n", "fix", "a.txt", "")
-    kinds = {s.kind for s in fix.swaps_of(req, ToolOptions(context_spelling=True, missing=True))}
+    kinds = {s.kind for s in fix.swaps_of(req, ToolOptions())}  # on by default (options.py)
     assert {"spell", "missing"} <= kinds
-    off = {s.kind for s in fix.swaps_of(req, ToolOptions())}  # off by default (options.py)
+    off = {s.kind for s in fix.swaps_of(req, ToolOptions(context_spelling=False, missing=False))}
     assert not {"spell", "missing"} & off

@@ -457,9 +457,9 @@ def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothin
     assert not tools.forms and tools.commas and not lookup("nocommas").options().tools.commas
     assert Variant().options().tools.forms and Variant().options().tools.commas
     assert Variant().options().tools.possessives and not lookup("nopossessives").options().tools.possessives
-    default, on = Variant().options().tools, lookup("context").options().tools
-    assert not default.context_spelling and not default.missing and on.context_spelling and not on.missing
-    assert lookup("missing").options().tools.missing and not lookup("missing").options().tools.context_spelling
+    default, off = Variant().options().tools, lookup("nocontext").options().tools
+    assert default.context_spelling and default.missing and not off.context_spelling and off.missing
+    assert not lookup("nomissing").options().tools.missing and lookup("nomissing").options().tools.context_spelling
 
 
 def test_the_learner_sentences_are_judged_a_sentence_a_file_where_that_ran():
@@ -468,5 +468,5 @@ def test_the_learner_sentences_are_judged_a_sentence_a_file_where_that_ran():
     def run(config):
         return QualityRun(task="lrs-5", config=config, output="", refused=None, seconds=1.0)
 
-    assert judged_config([run("m"), run("m+sentences"), run("m+sentences+missing")], "m") == "m+sentences"
-    assert judged_config([run("m"), run("m+missing")], "m") == "m"
+    assert judged_config([run("m"), run("m+sentences"), run("m+sentences+nomissing")], "m") == "m+sentences"
+    assert judged_config([run("m"), run("m+nomissing")], "m") == "m"

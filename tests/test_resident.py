@@ -25,7 +25,7 @@ from pedit.resident.client import resident_for
 
 PEDIT = [sys.executable, "-m", "pedit"]
 REF = ["-b", "reference"]
-ESSAY = "Their is a eror in this sentance.\n\nAnother paragraph, with a tipo.\n"
+ESSAY = "Their is a eror in this sentence.\n\nAnother paragraph, with a typo.\n"
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_the_prompts_shared_start_stays_in_memory(tmp_path, runtime):
     is read again, as every command reads it (jobs.Job._events: what ran before never
     changes how a prompt is read)."""
     (tmp_path / "a.md").write_text(ESSAY)
-    (tmp_path / "b.md").write_text(ESSAY.replace("tipo", "typo"))
+    (tmp_path / "b.md").write_text(ESSAY.replace("typo.", "typo!"))
     args = ["edit", "Make it formal.", "--stdout", *REF, "--no-prompt-cache"]  # none on disk
     first = pedit(args[0], "a.md", *args[1:], "--stats-json", "1.json", cwd=tmp_path)
     second = pedit(args[0], "b.md", *args[1:], "--stats-json", "2.json", cwd=tmp_path)

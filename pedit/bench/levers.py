@@ -21,8 +21,8 @@ names the learner's errors, as the default model's does; `noagreement`: it does 
 `examples`: its system prompt shows six corrections; issue 57),
 or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "did";
 `nocommas`: no commas put in; `nopossessives`: no plural noun's possessive; issue 70's
-`context`: a misspelling's correction chosen in its sentence; `missing`: a missing word put
-in; both off by default). Variants
+`nocontext`: a misspelling's correction not chosen in its sentence; `nomissing`: no missing
+word put in). Variants
 combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
 
@@ -160,8 +160,8 @@ VARIANTS: dict[str, Variant] = {
     "noforms": Variant(forms=False),
     "nocommas": Variant(commas=False),
     "nopossessives": Variant(possessives=False),
-    "context": Variant(context_spelling=True),
-    "missing": Variant(missing=True),
+    "nocontext": Variant(context_spelling=False),
+    "nomissing": Variant(missing=False),
 }
 # A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
 # the next sentence is its own (a learner's texts have no abbreviations that end in a dot)

@@ -13,11 +13,10 @@ REAL_WORDS = True  # mean score 0.67 without, 0.70 with (docs/quality.md, `+nore
 FORMS = True  # issue 57: a verb's form after a modal, "to" or "did" (confusables._forms)
 POSSESSIVES = True  # issue 57: a plural noun's possessive before a noun (confusables._possessive)
 COMMAS = True  # issue 57: a comma after an introduction, around a non-restrictive clause (commas.py)
-# issue 70: off until the suite's reference-backend tests are brought to them (with them on,
-# 20-odd answers of the reference model changed: the next session's first task); measured
-# on the learner sentences with the report's `+context+missing` levers
-CONTEXT_SPELLING = False  # a misspelling's neighbours scored in its sentence (incontext.spelling)
-MISSING = False  # a missing be, subject pronoun or "to" put in (incontext.missing)
+# issue 70: chosen on the learner sentences' training part (the report's `+nocontext` and
+# `+nomissing` levers measure them)
+CONTEXT_SPELLING = True  # a misspelling's neighbours scored in its sentence (incontext.spelling)
+MISSING = True  # a missing be, subject pronoun or "to" put in (incontext.missing)
 SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
 
 
