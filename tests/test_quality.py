@@ -369,7 +369,7 @@ def test_the_learner_sentences_section_counts_each_sentence_and_its_goals_hold_o
         "learner sentences, held out: at most 5% of the sentences further from their correction": ("0 of 32", True),
     }
     text = markdown(right, None)
-    assert "| `m` | held out | 32 | " in text and "| 100.0 | 100% | 100% | 32 / 0 / 0 | 0.12 |" in text
+    assert "| `m` | held out | 32 | " in text and "| 100.0 | 100% | 100% | 32 / 0 / 0 | 0 | 0.12 |" in text
     # the sources as they are, but a held-out file's first sentence gets a word more
     def worse(t):
         lines = t.text().splitlines()
@@ -432,6 +432,37 @@ def test_a_sentence_fixed_alone_is_joined_back_as_pedit_writes_a_file_of_it(monk
         run = quality_run.run_model(open_backend("reference"), quality_run.Config.parse(name), task)
         assert run.output == task.text() and run.fix["collateral"] == 0
 
+
+
+def test_a_sentence_the_guard_refuses_is_left_alone_and_the_others_are_written(monkeypatch):
+    """`+sentences`: each sentence is judged as the file of its own it stands for (the guard
+    on that sentence, not on the eight joined), and one refused leaves only itself as it
+    was."""
+    from types import SimpleNamespace
+
+    from pedit.backends import open_backend
+    from pedit.bench import quality_run
+    from pedit.bench.levers import Variant
+    from pedit.engine.prompt import fenced_body
+
+    monkeypatch.setattr(Variant, "rewrite", lambda self, job, text, name: text)
+    task = TASKS["lrn-refund"]
+    second = lookup_pieces(task.text())[1]
+
+    def answer(piece, show):  # the second sentence's words all replaced: the guard refuses it
+        text = " ".join("x" for _ in piece.split()) if piece == second else piece
+        return SimpleNamespace(text=fenced_body(text), check_dict=lambda: None)
+
+    monkeypatch.setattr(quality_run, "answer", answer)
+    run = quality_run.run_model(open_backend("reference"), quality_run.Config.parse("m+sentences"), task)
+    assert run.output == task.text() and run.pieces_refused == 1 and run.refused is None
+    # (the eight joined change less than the guard's share of words: judged whole, it was written)
+
+
+def lookup_pieces(text: str) -> list[str]:
+    from pedit.bench.levers import lookup
+
+    return [p for p, _ in lookup("sentences").pieces(text)]
 
 def test_the_prompt_levers_change_a_fixs_instruction_or_system_prompt_and_nothing_else():
     """Issue 57 item 3: `agreement` adds a sentence to the instruction, `examples` six

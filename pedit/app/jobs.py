@@ -25,7 +25,7 @@ from ..machine import prefixcache
 from ..machine.calibration import identity
 from ..models import cache_root
 from ..request import EditRequest
-from ..tools import dialect, fix
+from ..tools import commas, dialect, fix
 from . import chunking
 from .linebreaks import keep_line_breaks
 from .options import EngineOptions
@@ -186,7 +186,8 @@ class Job:
         forced: Constraint | None = None,
     ) -> Generator[Event | Started, None, Finished]:
         """One run: Started(label), then its events; returns its Finished, a `fix`'s with
-        the line breaks the model dropped put back (linebreaks.py). `score` (a rewrite
+        the line breaks the model dropped put back (linebreaks.py), its English's words
+        (dialect.keep_words) and no optional comma it added (commas.optional_added). `score` (a rewrite
         drafted by the job's own suggestions, not a tool's): the confusion-set swaps are
         scored first (`scored`; the scoring's reading of the prompt, and its time and
         passes, count as the run's prefill). `forced`: the piece's skeleton grammar."""
@@ -237,6 +238,8 @@ class Job:
                 text = dialect.keep_words(
                     req.text, text, dialect.resolve(self.options.tools.dialect, req.text)
                 )
+                if not self.options.tools.optional_commas:  # a learner's correctors leave them
+                    text = commas.optional_added(req.text, req.draft, text)
                 fin = replace(fin, text=text)
         return fin
 

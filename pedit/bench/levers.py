@@ -22,7 +22,8 @@ names the learner's errors, as the default model's does; `noagreement`: it does 
 or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "did";
 `nocommas`: no commas put in; `nopossessives`: no plural noun's possessive; issue 70's
 `nocontext`: a misspelling's correction not chosen in its sentence; `nomissing`: no missing
-word put in). Variants
+word put in; `optionalcommas`: the answer's own comma after a short phrase of time or place
+kept). Variants
 combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
 
@@ -38,7 +39,7 @@ from ..app.refactor import rewrite
 from ..app.templates import FIX_LEARNER, FIX_LEARNER_CLAUSE, Template
 from ..engine.options import SUGGEST_DELETIONS, EditOptions
 from ..tools.options import (
-    ARTICLES, COMMAS, CONTEXT_SPELLING, FORMS, MISSING, POSSESSIVES, REAL_WORDS, SURE, ToolOptions,
+    ARTICLES, COMMAS, CONTEXT_SPELLING, FORMS, MISSING, OPTIONAL_COMMAS, POSSESSIVES, REAL_WORDS, SURE, ToolOptions,
 )  # fmt: skip
 
 # The prompts a fix may be asked with instead (Variant.prompt), to measure whether the model
@@ -85,6 +86,7 @@ class Variant:
     possessives: bool = POSSESSIVES  # a plural noun's possessive before a noun (confusables._possessive)
     context_spelling: bool = CONTEXT_SPELLING  # a misspelling's neighbours scored (incontext.spelling)
     missing: bool = MISSING  # a missing be, subject pronoun or "to" put in, scored (incontext.missing)
+    optional_commas: bool = OPTIONAL_COMMAS  # the answer's own comma after a short phrase kept
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -162,6 +164,7 @@ VARIANTS: dict[str, Variant] = {
     "nopossessives": Variant(possessives=False),
     "nocontext": Variant(context_spelling=False),
     "nomissing": Variant(missing=False),
+    "optionalcommas": Variant(optional_commas=True),
 }
 # A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
 # the next sentence is its own (a learner's texts have no abbreviations that end in a dot)

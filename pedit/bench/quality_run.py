@@ -60,6 +60,7 @@ class QualityRun:
     config: str
     output: str  # what the file would be after the run (the source when refused)
     refused: str | None  # why the answer was not written
+    pieces_refused: int = 0  # of a task run a piece a file (`+sentences`): the pieces left as they were
     seconds: float  # the whole rewrite, as the user waits for it (model loading excluded)
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
@@ -117,23 +118,38 @@ def run_model(backend, config: Config, task: Task, cost=None) -> QualityRun:
 
     t0 = time.perf_counter()
     verdict = None
+    pieces = variant.pieces(source)
+    judged = job.template.judged
+    refusals: list[str] = []
     try:
         output = ""
-        for piece, after in variant.pieces(source):
-            outcome = answer(variant.rewrite(job, piece, task.file), show)
-            # as pedit writes it to a file of the piece's text: a sentence with no final
-            # newline gets none, the answer's (the fence's line) dropped
-            written = fileio.decode(piece.encode("utf-8"), task.file).render(outcome.text)
-            output, verdict = output + written + after, outcome.check_dict()
-        judged = job.template.judged
-        refusal = guard.judge(task.file, source, output, judged=judged) if output != source else None
+        for piece, after in pieces:
+            try:
+                outcome = answer(variant.rewrite(job, piece, task.file), show)
+                # as pedit writes it to a file of the piece's text: a sentence with no final
+                # newline gets none, the answer's (the fence's line) dropped
+                written = fileio.decode(piece.encode("utf-8"), task.file).render(outcome.text)
+                verdict = outcome.check_dict()
+                if len(pieces) > 1:  # each piece a file of its own: judged as its own
+                    refusal = guard.judge(task.file, piece, written, judged=judged) if written != piece else None
+                    if refusal:
+                        raise RefusedError(refusal.reason)
+            except RefusedError as exc:
+                if len(pieces) == 1:
+                    raise
+                written = piece  # that file left as it was, the others written
+                refusals.append(exc.reason or str(exc))
+            output += written + after
+        refusal = guard.judge(task.file, source, output, judged=judged) if output != source and len(pieces) == 1 else None
         refused = refusal.reason if refusal else None
+        if refusals and len(refusals) == len(pieces):
+            refused = refusals[0]
     except RefusedError as exc:
         output, refused = source, exc.reason or str(exc)
     seconds = time.perf_counter() - t0
     run = QualityRun(
         task=task.id, config=config.name, output=source if refused else output, refused=refused,
-        seconds=seconds, check=verdict,
+        seconds=seconds, check=verdict, pieces_refused=len(refusals),
     )  # fmt: skip
     for s in stats:
         run.prefill_seconds += s.prefill_seconds

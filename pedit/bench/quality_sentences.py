@@ -62,13 +62,14 @@ def sentences_section(runs: list[QualityRun], default: str | None, tasks: dict[s
         "settings are chosen on the training part and judged on the held-out part. GLEU "
         "(`pedit/bench/gleu.py`) over the part's sentences as one corpus, one reference each, in %. "
         "Closer / same / further: sentences whose token edit distance to the correction went down, "
-        "stayed, went up. `+sentences`: each sentence fixed as a file of its own, as the hidden set "
-        "runs them; without it, each file of eight sentences at once. These files are in no other "
+        "stayed, went up. Refused: sentences left as they were (an answer cut off, or one the guard "
+        "refused; a file at once is refused whole). `+sentences`: each sentence fixed and judged as a "
+        "file of its own, as the hidden set runs them; without it, each file of eight sentences at once. These files are in no other "
         "table of this report.",
         "",
         "| configuration | part | sentences | GLEU, unchanged | GLEU, fixed | recall | precision "
-        "| closer / same / further | s per sentence |",
-        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+        "| closer / same / further | refused | s per sentence |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for config, title, got in by_part(scored, parts):
         s = summarize(got, config)
@@ -77,8 +78,9 @@ def sentences_section(runs: list[QualityRun], default: str | None, tasks: dict[s
         after = 100 * gleu.corpus(triples)
         n = sum(len(_task(r.task).text().splitlines()) for r in got)
         c, same, f = moved(triples)
+        refused = sum(r.pieces_refused or (len(_task(r.task).text().splitlines()) if r.refused else 0) for r in got)
         lines.append(f"| `{config}` | {title} | {n} | {before:.1f} | {after:.1f} | {pct(s.recall)} | "
-                     f"{pct(s.precision)} | {c} / {same} / {f} | {sum(r.seconds for r in got) / n:.2f} |")  # fmt: skip
+                     f"{pct(s.precision)} | {c} / {same} / {f} | {refused} | {sum(r.seconds for r in got) / n:.2f} |")  # fmt: skip
     judged = judged_config(scored, default)
     mine = [r for r in scored if r.config == judged]
     totals = {title: by_kind([r for r in mine if r.task in ids]) for title, ids in parts}

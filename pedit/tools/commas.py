@@ -21,9 +21,10 @@ it is, goes into the draft (confusables.chosen).
 
 from __future__ import annotations
 
+import difflib
 import re
 
-from . import skeleton
+from . import morphology, skeleton
 from .confusables import Swap
 from .spelling import prose_spans
 
@@ -108,3 +109,69 @@ def _relative(words: list[re.Match], marked: list[bool]) -> list[Swap]:
             close = words[j].end()
             out.append(Swap(**base, also=(close, close, ",")))
     return out
+
+
+# A comma after a short introductory phrase of time or place ("Last weekend", "In my country",
+# "On Fridays") is optional: a learner's correctors leave it out (the learner sentences'
+# training part: the model put 5 such commas in of its own, none in a correction), while an
+# introductory clause's ("After I finished university,") and a linking phrase's ("In my
+# opinion,", "However,") are wanted. `optional_added` takes out the ones the answer put in
+# that neither the file nor the draft has (commas.candidates' own, scored, stay).
+SHORT_INTRO = 3  # words: "In the future", "Last weekend"
+# what a short phrase of time or place opens with (lower case)
+_ADJUNCT = frozenset(re.findall(r"\w+",
+    "in on at during for from since by within throughout after before until last next this "
+    "every each yesterday today tomorrow tonight",
+))  # fmt: skip
+# a word that makes it a clause (a subject pronoun, a finite verb's usual words) or a linking
+# phrase ("in my opinion", "for example", "in fact"): its comma is not optional
+_NOT_OPTIONAL = frozenset(re.findall(r"\w+",
+    "i you he she it we they is are was were am be been has have had do does did can could "
+    "will would shall should may might must opinion view fact addition general conclusion "
+    "short summary instance example particular contrast comparison brief total other case end",
+))  # fmt: skip
+_FINITE = frozenset(("VBD", "VBZ"))  # "After the lesson finished," is a clause
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*|[^\sA-Za-z0-9]")
+
+
+def optional_added(source: str, draft: str | None, output: str) -> str:
+    """`output` without each comma it added (one `source` has not there) after a sentence's
+    first SHORT_INTRO words or fewer, where they open as a phrase of time or place does and
+    hold no clause's or linking phrase's word, and the draft has no comma there either."""
+    src, out = list(_TOKEN.finditer(source)), list(_TOKEN.finditer(output))
+    ops = difflib.SequenceMatcher(
+        None, [m.group().lower() for m in src], [m.group().lower() for m in out], autojunk=False
+    ).get_opcodes()
+    drop = []
+    for tag, _, _, j1, j2 in ops:
+        if tag != "insert" or j2 - j1 != 1 or out[j1].group() != ",":
+            continue
+        phrase = _opening(output, out, j1)
+        if phrase and not _has_comma_after(draft, phrase):
+            drop.append(out[j1].start())
+    for at in reversed(drop):
+        output = output[:at] + output[at + 1 :]
+    return output
+
+
+def _opening(text: str, toks: list[re.Match], j: int) -> list[str] | None:
+    """The words before toks[j] back to their sentence's start, where they are a short
+    phrase of time or place (`optional_added`); else None."""
+    i = j
+    while i > 0 and _WORD.fullmatch(toks[i - 1].group()):
+        i -= 1
+    words = [m.group().lower() for m in toks[i:j]]
+    starts = i == 0 or toks[i - 1].group() in ".!?" or "\n" in text[toks[i - 1].end() : toks[i].start()]
+    if not (starts and 1 <= len(words) <= SHORT_INTRO and words[0] in _ADJUNCT):
+        return None
+    if any(w in _NOT_OPTIONAL or morphology.tags(w) & _FINITE for w in words[1:]) or words[0] in _NOT_OPTIONAL:
+        return None
+    return words
+
+
+def _has_comma_after(draft: str | None, words: list[str]) -> bool:
+    """Whether `draft` has `words` (case aside) followed by a comma."""
+    if not draft:
+        return False
+    pattern = r"\b" + r"\s+".join(map(re.escape, words)) + r"\s*,"
+    return re.search(pattern, draft, re.I) is not None

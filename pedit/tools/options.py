@@ -17,6 +17,9 @@ COMMAS = True  # issue 57: a comma after an introduction, around a non-restricti
 # `+nomissing` levers measure them)
 CONTEXT_SPELLING = True  # a misspelling's neighbours scored in its sentence (incontext.spelling)
 MISSING = True  # a missing be, subject pronoun or "to" put in (incontext.missing)
+# the learner sentences' training part: the model's own commas after a short phrase of time or
+# place were 5, none in a correction (commas.optional_added; the report's `+optionalcommas`)
+OPTIONAL_COMMAS = False
 SURE = True  # mean 0.71 without, 0.75 with; held-out natural errors 68% -> 78% (`+nosure`)
 
 
@@ -37,6 +40,7 @@ class ToolOptions:
     commas: bool = COMMAS  # with them, the commas of commas.py
     context_spelling: bool = CONTEXT_SPELLING  # a misspelling's correction chosen in its sentence
     missing: bool = MISSING  # a missing be, subject pronoun or "to" put back
+    optional_commas: bool = OPTIONAL_COMMAS  # the answer's own comma after "Last week" kept
     sure: bool = SURE  # Harper's suggestions scored too, the sure ones leant on harder
     intents: bool = True  # a refactor through its intent's tools, grammar and check (refactor.py)
     retry: bool = True  # a failed check tried again, then the tool's own edit (refactor.py)
