@@ -383,6 +383,21 @@ def test_the_learner_sentences_section_counts_each_sentence_and_its_goals_hold_o
     }
 
 
+def test_a_lever_on_a_lever_is_measured_against_the_configuration_without_it():
+    from pedit.bench.quality_report import _levers
+
+    task = TASKS["lrn-refund"]
+
+    def run(config, output):
+        return evaluate(task, QualityRun(task=task.id, config=config, output=output, refused=None, seconds=1.0))
+
+    right, wrong = task.reference(), task.text()
+    runs = [run("m", wrong), run("m+sentences", right), run("m+sentences+nomissing", right)]
+    rows = _levers(runs, ["m", "m+sentences", "m+sentences+nomissing"])
+    assert rows[0].startswith("| `+sentences` on `m` |") and rows[1].startswith("| `+nomissing` on `m+sentences` |")
+    assert "| 0% → 100% |" in rows[0] and "| 1.00 → 1.00 | 100% → 100% |" in rows[1]  # score, recall
+
+
 def test_runs_merged_keep_each_runs_command_and_start():
     from pedit.bench.quality_report import merge
 

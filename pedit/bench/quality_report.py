@@ -16,7 +16,11 @@ from .report import rendered_note
 def _levers(runs: list[QualityRun], configs: list[str]) -> list[str]:
     out = []
     for c in configs:
-        base, _, variant = c.partition("+")
+        # against the same configuration without its last variant where that ran
+        # ("m+sentences+nocontext" against "m+sentences"), else the model alone
+        base, _, variant = c.rpartition("+")
+        if base not in configs:
+            base, _, variant = c.partition("+")
         if not variant or base not in configs or variant == "plain":
             continue
         ran = {r.task for r in runs if r.config == c}  # a variant may run on a group of tasks
