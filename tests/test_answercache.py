@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -142,4 +143,29 @@ def test_a_file_cut_in_runs_runs_only_the_pieces_that_changed(tmp_path):
     second = pedit(*args, "--stats-json", "2.json", cwd=tmp_path)
     fresh = pedit(*args, cwd=tmp_path, PEDIT_ANSWER_CACHE="off")
     assert second.returncode == 0 and json.loads((tmp_path / "2.json").read_text())["runs"] == 1
+    assert second.stdout == fresh.stdout
+
+
+def test_an_edit_that_moves_the_cuts_runs_only_its_own_piece(tmp_path):
+    """Issue 71: 30 one-sentence paragraphs, and a sentence added in paragraph 17 that
+    makes it longer. Cut afresh (the answer cache off), the fix would pack the file from
+    paragraph 17 on in other pieces; with the cache, the file keeps its last cut where its
+    text is the same, so the piece that holds paragraph 17 runs alone, and the file is
+    what a fresh run writes."""
+    (tmp_path / "pyproject.toml").write_text("[tool.pedit]\nchunk_tokens = 160\n")  # 3 paragraphs a run
+    rng = random.Random(0)  # varied words: the reference model copies them faithfully
+    paragraphs = [" ".join("".join(rng.choice("abcdefghij") for _ in range(5)) for _ in range(8)) + "."
+                  for _ in range(30)]  # fmt: skip
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    args = ["fix", "a.md", "--stdout", *REF, "--no-spelling"]
+    first = pedit(*args, "--stats-json", "1.json", cwd=tmp_path)
+    runs = json.loads((tmp_path / "1.json").read_text())["runs"]
+    assert first.returncode == 0 and runs >= 6
+    paragraphs[17] += " Fghij abcde bcdef cdefg defgh efghi."
+    (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    second = pedit(*args, "--stats-json", "2.json", cwd=tmp_path)
+    fresh = pedit(*args, "--stats-json", "3.json", cwd=tmp_path, PEDIT_ANSWER_CACHE="off")
+    # its piece (paragraphs 15 to 17) no longer fits in one run: two runs, 15-16 and 17
+    assert second.returncode == 0 and json.loads((tmp_path / "2.json").read_text())["runs"] == 2
+    assert json.loads((tmp_path / "3.json").read_text())["runs"] == 11  # cut afresh: 6 to 11 move
     assert second.stdout == fresh.stdout

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pedit.app.chunking import blocks, chunks
+from pedit.app.chunking import blocks, chunks, rechunk
 from pedit.cli.app import app
 from pedit.errors import UsageError
 
@@ -36,6 +36,33 @@ def test_chunks_reassemble_exactly_and_fit(text, budget):
     pieces = chunks(text, count, budget)
     assert "".join(pieces) == text
     assert all(0 < count(p) <= budget for p in pieces)
+
+
+_PARAGRAPHS = st.lists(st.text("abc ", min_size=1, max_size=30).map(lambda s: s.strip() or "x"),
+                       min_size=2, max_size=30)  # fmt: skip
+
+
+@given(paragraphs=_PARAGRAPHS, budget=st.integers(80, 200), data=st.data())
+def test_an_edit_cuts_only_where_it_changed_the_text(paragraphs, budget, data):
+    """rechunk (issue 71): the same text keeps its last cut; after one paragraph is
+    changed, every piece of the last cut that does not hold it is a piece again, and the
+    pieces still make the text and fit."""
+    count = len
+    text = "\n\n".join(paragraphs) + "\n"
+    before = chunks(text, count, budget)
+    assert rechunk(text, before, count, budget) == before
+    k = data.draw(st.integers(0, len(paragraphs) - 1))
+    edited = paragraphs[:k] + [paragraphs[k] + data.draw(st.text("abc ", max_size=40))] + paragraphs[k + 1 :]
+    new = "\n\n".join(edited) + "\n"
+    after = rechunk(new, before, count, budget)
+    assert "".join(after) == new and all(0 < count(p) <= budget for p in after)
+    start = len("\n\n".join(paragraphs[:k]))  # where paragraph k starts in both texts
+    end = start + len(paragraphs[k])
+    at = 0
+    for piece in before:  # pieces wholly before the edit, or wholly after it (shifted by it)
+        if at + len(piece) <= start or at > end:
+            assert piece in after
+        at += len(piece)
 
 
 def long_document(paragraphs=60, seed=0):

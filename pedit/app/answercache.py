@@ -8,8 +8,9 @@ hook/cache.py).
                  force, chunk_tokens), the file's name and text)
 
 A file cut in runs keeps each piece's answer too (wholefile.rewrite), keyed by the model,
-the job and the piece's request and grammar: a file with one paragraph changed runs that
-paragraph's piece alone. Only a complete answer is kept (its stream returned an Outcome,
+the job and the piece's request and grammar, and the pieces of its last cut (keyed by the
+job and the file's name): a file with one paragraph changed is cut as before wherever its
+text is the same (chunking.rechunk), and runs that paragraph's piece alone. Only a complete answer is kept (its stream returned an Outcome,
 a piece its run's answer that the guard let through), and only one without an intent's
 check (a refactor's verdict is the check of that run, and is made again). An entry
 is JSON and is used only when it is exactly that, for that key: a damaged or foreign file
@@ -80,6 +81,18 @@ class AnswerCache:
     def put_text(self, key: str, text: str) -> None:
         """A piece's answer (wholefile.rewrite: a file cut in runs)."""
         self.put(key, Outcome(text=text, stats=[]), None)
+
+    def cut(self, key: str) -> list[str]:
+        """The pieces of a file's last cut (wholefile.rewrite), or [] if none is kept."""
+        entry = self.get(key)
+        try:
+            pieces = json.loads(entry.text) if entry else []
+        except ValueError:
+            return []
+        return pieces if isinstance(pieces, list) and all(isinstance(p, str) for p in pieces) else []
+
+    def put_cut(self, key: str, pieces: list[str]) -> None:
+        self.put_text(key, json.dumps(pieces))
 
     def kept(self, key: str, stream: Generator, tokens: int | None) -> Generator:
         """`stream`, its Outcome kept under `key` when it completes."""

@@ -10,7 +10,8 @@ is an error that says so with its size. The chunks concatenate back to the exact
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 from ..errors import UsageError
 
@@ -54,6 +55,43 @@ def chunks(
     if current:
         pieces.append(current)
     return pieces
+
+
+def rechunk(
+    text: str, previous: Sequence[str], count: Callable[[str], int], budget: int,
+    joined: frozenset[int] = frozenset(),
+) -> list[str]:
+    """chunks(), but the pieces of this file's last cut (`previous`, in order) that are
+    found again whole, each starting and ending where a piece may (a block's or an
+    oversized block's line's edge), stay pieces; only the text between them is packed
+    anew. An edit then cuts only where it changed the text: the pieces before and after
+    it are those of the last cut (whose answers the answer cache keeps), where chunks()
+    alone would move every cut after a paragraph that grew past its piece's budget."""
+    units = list(_units(text, count, budget, joined))
+    bounds = [0, *accumulate(len(u) for u in units)]
+    at = {b: i for i, b in enumerate(bounds)}
+    out: list[str] = []
+    gap = i = j = 0  # the text from `gap` is not placed yet; previous[j:] may still be found
+    while i < len(bounds) - 1:
+        b = bounds[i]
+        k = next((k for k in range(j, len(previous))
+                  if previous[k] and text.startswith(previous[k], b) and b + len(previous[k]) in at), None)  # fmt: skip
+        if k is None:
+            i += 1
+            continue
+        out += _packed(text, gap, b, count, budget, joined)
+        out.append(previous[k])
+        gap, j = b + len(previous[k]), k + 1
+        i = at[gap]
+    return out + _packed(text, gap, len(text), count, budget, joined)
+
+
+def _packed(text: str, start: int, end: int, count, budget: int, joined: frozenset[int]) -> list[str]:
+    """chunks() of text[start:end], which starts at a piece's edge (its lines counted from there)."""
+    if start >= end:
+        return []
+    first = text.count("\n", 0, start)
+    return chunks(text[start:end], count, budget, frozenset(n - first for n in joined if n >= first))
 
 
 def _units(text: str, count: Callable[[str], int], budget: int, joined: frozenset[int]):

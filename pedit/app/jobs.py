@@ -9,7 +9,7 @@ template's rewrite: each a stream of the runs' events that the shell consumes (o
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..backends import AnyBackend
@@ -163,8 +163,12 @@ class Job:
         room = self.backend.n_ctx - overhead
         return room - SUMMARY_ROOM if kind == "summary" else int(room / 2.5)
 
-    def pieces(self, text: str, name: str, kind: str, joined: frozenset[int] = frozenset()) -> list[str]:
-        """`joined`: lines no run starts at (inside a code block: skeleton.joined_lines)."""
+    def pieces(
+        self, text: str, name: str, kind: str, joined: frozenset[int] = frozenset(), previous: Sequence[str] = ()
+    ) -> list[str]:
+        """`joined`: lines no run starts at (inside a code block: skeleton.joined_lines);
+        `previous`: the pieces of this file's last cut, kept where found again whole
+        (chunking.rechunk)."""
         budget = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
@@ -179,6 +183,8 @@ class Job:
             budget = min(budget, max(limit, longest))
         if size <= budget:
             return [text]
+        if previous:
+            return chunking.rechunk(text, previous, count, budget, joined)
         return chunking.chunks(text, count, budget, joined)
 
     def run_one(

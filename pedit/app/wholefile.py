@@ -4,6 +4,7 @@ stream of the runs' events whose value is the Outcome (outcome.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePath
 
@@ -31,7 +32,8 @@ def rewrite(
     it drafts a file that goes in one run only)."""
     job = _english_of(job, text)
     sk = _skeleton(job, text, name)
-    segments = _segments(job, text, name, spans, sk)
+    cut = _cut_key(job, name) if job.answers is not None and spans is None else None
+    segments = _segments(job, text, name, spans, sk, job.answers.cut(cut) if cut else ())
     drafts = chunking.cut_like(draft, [p for p, _ in segments]) if draft is not None else None
     outs, stats, notes = [], [], []
     # a template's pieces of a file cut in runs are judged one by one (the hook's changed
@@ -73,19 +75,23 @@ def rewrite(
             job.answers.put_text(key, out)
         outs.append(out)
         stats.append(fin.stats)
+    if cut and len(segments) > 1:  # the next fix of this file, edited, cuts it here again
+        job.answers.put_cut(cut, [p for p, _ in segments])
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
 
 
 def _segments(
-    job: Job, text: str, name: str, spans: list[tuple[int, int]] | None, sk: Skeleton | None
+    job: Job, text: str, name: str, spans: list[tuple[int, int]] | None, sk: Skeleton | None,
+    previous: Sequence[str] = (),
 ) -> list[tuple[str, str | None]]:
     """The file cut as it runs: (piece, its part's label: "" for a file in one run, None
-    for the text kept between the hook's spans)."""
+    for the text kept between the hook's spans). `previous`: the pieces of this file's
+    last cut, kept where its text is unchanged (chunking.rechunk)."""
     if spans is not None:
         return chunking.span_segments(text, spans)
-    parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())
+    parts = job.pieces(text, name, "rewrite", skeleton.joined_lines(sk) if sk else frozenset(), previous)
     n = len(parts)
     if n > 1 and job.constraint(text, name, "rewrite"):
         raise UsageError(f"{name}: too long for one run, and a grammar constrains the whole file "
@@ -96,17 +102,29 @@ def _segments(
 def _piece_key(
     job: Job, name: str, piece: str, part: str, draft: str | None, forced: Constraint | None
 ) -> str:
-    """What a piece's answer depends on: the model (its file's identity), the job (its
-    template, instruction, system prompt and options without the cost model, which prices
-    passes and changes no answer), what its request is made of (job.request: the piece,
-    the file's name, its part, a tool's draft; the spelling's draft follows from them and
-    the options) and its skeleton's grammar."""
+    """What a piece's answer depends on: the job (`_job`), what its request is made of
+    (job.request: the piece, the file's name, a tool's draft, its part where the prompt
+    says it (part_note), not otherwise: a file cut in more runs after an edit finds its
+    unchanged pieces again; the spelling's draft follows from them and the options) and
+    its skeleton's grammar."""
+    said = part if job.part_note else ""
+    return job_key("piece", *_job(job), name, piece, said, draft, forced)
+
+
+def _cut_key(job: Job, name: str) -> str:
+    """Where the answer cache keeps the pieces of this file's last cut by this job."""
+    return job_key("cut", *_job(job), name)
+
+
+def _job(job: Job) -> tuple:
+    """What a job's answers depend on: the model (its file's identity), the template, the
+    options without the cost model (which prices passes and changes no answer), the
+    instruction, system prompt, --force and the part note."""
     from ..machine.calibration import identity
 
     options = replace(job.options, edit=replace(job.options.edit, cost=None))
     model = (job.backend.name, identity(job.backend), getattr(job.backend, "n_ctx", None))
-    asked = (job.instruction, job.system, job.force, job.part_note)
-    return job_key("piece", model, job.template, options, asked, name, piece, part, draft, forced)
+    return model, job.template, options, (job.instruction, job.system, job.force, job.part_note)
 
 
 def _english_of(job: Job, text: str) -> Job:
