@@ -126,3 +126,41 @@ def test_nothing_to_score_reads_nothing(backend):
     base = backend.tokenize("Fix it:\nAll fine.")
     got = score(backend, base, [list(base)])
     assert (got.deltas, got.read, got.passes) == ([None], 0, 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=4, max_size=30),
+    swaps=st.lists(st.tuples(st.integers(0, 29), st.sampled_from(WORDS)), min_size=1, max_size=6),
+    need=st.lists(st.floats(-20, 20), min_size=6, max_size=6),
+)
+def test_a_variant_that_cannot_reach_its_need_is_not_read_and_nothing_else_changes(backend, words, swaps, need):
+    """`need` (issue 71): a variant is left unread only where its Δ, read, would be below
+    what the caller acts on; every other Δ is the same, and fewer tokens are read."""
+    text = " ".join(words) + "."
+    base = backend.tokenize("Fix it:\n" + text)
+    variants = []
+    for i, w in swaps:
+        changed = list(words)
+        changed[i % len(words)] = w
+        variants.append(backend.tokenize("Fix it:\n" + " ".join(changed) + "."))
+    need = need[: len(variants)]
+    backend.truncate(0)
+    every = score(backend, base, variants)
+    backend.truncate(0)
+    some = score(backend, base, variants, need=need)
+    for d, s, n in zip(every.deltas, some.deltas, need, strict=True):
+        assert s == d or (s is None and d is not None and d < n)
+    assert some.read <= every.read
+
+
+def test_a_need_no_variant_can_reach_reads_no_window(backend):
+    base = backend.tokenize("Fix it:\nthe cat sat on the mat and it was there.")
+    variants = [backend.tokenize("Fix it:\nthe cat sat on the mat and it were there."),
+                backend.tokenize("Fix it:\nthe cat sat on their mat and it was there.")]  # fmt: skip
+    backend.truncate(0)
+    every = score(backend, base, variants, prefilter=[100.0, 100.0])
+    backend.truncate(0)
+    none = score(backend, base, variants, prefilter=[100.0, 100.0], need=[1e9, 1e9])
+    assert every.deltas[0] is not None and every.deltas[1] is not None
+    assert none.deltas == [None, None] and none.read < every.read

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -66,9 +66,18 @@ class Scored:
 
 def _logprobs(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
     """log softmax(logits[i])[tokens[i]] for each row i."""
+    return _picked(logits, tokens) - _lse(logits[: len(tokens)])
+
+
+def _lse(logits: np.ndarray) -> np.ndarray:
+    """log Σ_j exp(logits[i, j]) for each row i (>= the row's largest logit, so a
+    log-probability it gives is never above 0)."""
     top = logits.max(axis=1, keepdims=True)
-    lse = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
-    return logits[np.arange(len(tokens)), np.asarray(tokens, dtype=np.int64)] - lse
+    return np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
+
+
+def _picked(logits: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
+    return logits[np.arange(len(tokens)), np.asarray(tokens, dtype=np.int64)]
 
 
 def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
@@ -85,12 +94,39 @@ def _span(base: Sequence[int], variant: Sequence[int]) -> tuple[int, int, int]:
 
 def score(
     backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int | None = None,
-    prefilter: Sequence[float] | None = None,
+    prefilter: Sequence[float] | None = None, need: Sequence[float] | None = None,
 ) -> Scored:  # fmt: skip
     """Δ of each variant against `base` (module docstring); the cache keeps what it shares
     with base (up to the first variant's change), and ends holding a prefix of base: all of
     it on a backend that reads a branch. `window`: K (default WINDOW); `prefilter`: per
-    variant, the nats its first token may fall short by and still be read (default PREFILTER)."""
+    variant, the nats its first token may fall short by and still be read (default PREFILTER);
+    `need`: per variant, the least Δ the caller acts on. A variant whose Δ cannot reach it
+    is not read: every log-probability of its window is at most 0, so
+
+        Δ ≤ log p(v_p | b_<p) − Σ_{t ∈ W₀} log p(b_t | b_<t)
+
+    which the base's reading gives (its Δ is then None, as a filtered one's). Variants with
+    the same tokens (a Harper suggestion that is also a confusion set's swap) are read once."""
+    pre = [PREFILTER] * len(variants) if prefilter is None else list(prefilter)
+    keys = [tuple(v) for v in variants]
+    once = {k: i for i, k in reversed(list(enumerate(keys)))}  # each distinct variant's first index
+    if len(once) == len(variants):
+        return _score(backend, base, variants, window, pre, need)
+    firsts = sorted(once.values())
+    at = {keys[i]: j for j, i in enumerate(firsts)}
+    group_pre = [max(p for k, p in zip(keys, pre, strict=True) if k == keys[i]) for i in firsts]
+    group_need = None if need is None else [min(n for k, n in zip(keys, need, strict=True) if k == keys[i])
+                                            for i in firsts]  # fmt: skip
+    got = _score(backend, base, [variants[i] for i in firsts], window, group_pre, group_need)
+    left = [got.left[at[k]] for k in keys]
+    deltas = [got.deltas[at[k]] if lf is not None and lf >= -p else None for k, lf, p in zip(keys, left, pre, strict=True)]
+    return replace(got, deltas=deltas, left=left)
+
+
+def _score(
+    backend, base: Sequence[int], variants: Sequence[Sequence[int]], window: int | None,
+    prefilter: Sequence[float], need: Sequence[float] | None,
+) -> Scored:
     window = WINDOW if window is None else window
     spans = [_span(base, v) for v in variants]
     live = [i for i, (p, qb, qv) in enumerate(spans) if p > 1 and (qb > p or qv > p)]
@@ -110,9 +146,12 @@ def score(
     todo = []
     for i in sorted(live, key=lambda i: spans[i][0]):
         p, qb, qv = spans[i]
-        if i in first_lp and left[i] >= -(PREFILTER if prefilter is None else prefilter[i]):
+        if i in first_lp and left[i] >= -prefilter[i]:
             k = min(window, len(base) - qb)
-            deltas[i] = first_lp[i] - float(lp[p : qb + k].sum())  # the window's reading adds the rest
+            bound = first_lp[i] - float(lp[p : qb + k].sum())  # the window's reading adds the rest (<= 0)
+            if need is not None and bound < need[i] and qv + k - 1 > p:
+                continue  # cannot reach what the caller acts on: not read
+            deltas[i] = bound
             if qv + k - 1 > p:
                 todo.append((i, p, list(variants[i][p : qv + k - 1])))
     if branching(backend):  # each in a sequence of its own, several in one pass: the base stays whole
@@ -165,10 +204,11 @@ def _read_base(
         rows = range(len(chunk) - (1 if end == len(base) else 0))
         nxt = [base[start + r + 1] for r in rows]
         if nxt:  # the last slice may be the base's last token alone: it predicts nothing
-            lp[start + 1 : start + 1 + len(nxt)] = _logprobs(logits[: len(nxt)], nxt)
-        for r in rows:
+            lse = _lse(logits[: len(nxt)])
+            lp[start + 1 : start + 1 + len(nxt)] = _picked(logits, nxt) - lse
+        for r in rows:  # each row's log-sum-exp once, for every variant that branches there
             for i, tok in at.get(start + r + 1, ()):
-                first_lp[i] = float(_logprobs(logits[r : r + 1], [tok])[0])
+                first_lp[i] = float(logits[r, tok] - lse[r])
     return lp, first_lp, read, passes
 
 

@@ -102,12 +102,17 @@ def fence_of(req: EditRequest) -> str:
 
 def build_prompt(backend, req: EditRequest) -> Prompt:
     fence = fence_of(req)
-    msgs = messages(req, fence)
     prime = f"{fence}{language(req.filename)}\n"
-    tokens = encode_chat(backend, msgs) + backend.tokenize(prime)
+    tokens = prompt_tokens(backend, req)
     draft = _answer(backend, req.text if req.draft is None else req.draft, fence)
     guess = draft if req.guess is None else _answer(backend, req.guess, fence)
     return Prompt(tokens=tokens, fence=fence, prime=prime, draft=draft, guess=guess)
+
+
+def prompt_tokens(backend, req: EditRequest) -> list[int]:
+    """build_prompt's tokens alone (no draft): the chat, then the primed fence line."""
+    fence = fence_of(req)
+    return encode_chat(backend, messages(req, fence)) + backend.tokenize(f"{fence}{language(req.filename)}\n")
 
 
 def _answer(backend, text: str, fence: str) -> list[int]:

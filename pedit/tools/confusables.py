@@ -337,11 +337,7 @@ def chosen(
     threshold = THRESHOLD if threshold is None else threshold
     best: dict[tuple[bool, int], tuple[float, Swap]] = {}
     for w, d in zip(swaps, deltas, strict=True):
-        need = {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD),
-                "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD),
-                "possessive": max(threshold, POSSESSIVE_THRESHOLD),
-                "spell": max(threshold, SPELL_THRESHOLD), "missing": MISSING_THRESHOLD,
-                }.get(w.kind, threshold)  # fmt: skip
+        need = _need(w.kind, threshold)
         key = (w.slot >= 0, w.slot if w.slot >= 0 else w.start)
         if d is not None and d > need and d > best.get(key, (-1.0, w))[0]:
             best[key] = (d, w)
@@ -350,6 +346,22 @@ def chosen(
         if not any(_agreement(w) and _agreement(o) and _near(text, w, o) for _, o in out):
             out.append((d, w))
     return sorted((w for _, w in out), key=lambda w: w.start)
+
+
+def _need(kind: str, threshold: float) -> float:
+    """The Δ a swap of this kind must pass to be `chosen` at `threshold`."""
+    return {"article": ARTICLE_THRESHOLD, "real": max(threshold, REAL_THRESHOLD),
+            "form": max(threshold, FORM_THRESHOLD), "comma": max(threshold, COMMA_THRESHOLD),
+            "possessive": max(threshold, POSSESSIVE_THRESHOLD),
+            "spell": max(threshold, SPELL_THRESHOLD), "missing": MISSING_THRESHOLD,
+            }.get(kind, threshold)  # fmt: skip
+
+
+def least(swap: Swap) -> float:
+    """The least Δ at which this swap can change what fix.scored does: be `chosen` for the
+    guess (at min(GUESS, THRESHOLD), whose bars are the lowest), or, Harper's, be `sure`.
+    A swap whose Δ cannot reach it need not be read (likelihood.score's `need`)."""
+    return SURE_THRESHOLD if swap.kind == "harper" else _need(swap.kind, min(GUESS, THRESHOLD))
 
 
 def _verb_side(s: Swap) -> tuple[bool, int]:

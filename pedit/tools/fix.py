@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..backends import AnyBackend
-from ..engine import likelihood
+from ..engine import likelihood, variants
 from ..engine.likelihood import Scored
-from ..engine.prompt import build_prompt
+from ..engine.prompt import prompt_tokens
 from ..request import EditRequest
 from . import commas, confusables, dialect, grammarcheck, incontext
 from .options import ToolOptions
@@ -37,10 +37,14 @@ def scored(backend: AnyBackend, req: EditRequest, options: ToolOptions) -> tuple
     swaps = swaps_of(req, options)
     if not swaps:
         return req, None
-    base = build_prompt(backend, req).tokens
-    variants = [build_prompt(backend, replace(req, text=confusables.apply(req.text, [w]))).tokens
-                for w in swaps]  # fmt: skip
-    got = likelihood.score(backend, base, variants, prefilter=[w.prefilter for w in swaps])
+    base = prompt_tokens(backend, req)
+    spliced = variants.splits_at_lines(backend)
+    tokens = _variants(backend, req, base, swaps, spliced)
+    need = [confusables.least(w) for w in swaps]
+    got = likelihood.score(backend, base, tokens, prefilter=[w.prefilter for w in swaps], need=need)
+    if spliced and _misspliced(backend, req, swaps, tokens, got):  # never seen: read them whole
+        tokens = _variants(backend, req, base, swaps, False)
+        got = likelihood.score(backend, base, tokens, prefilter=[w.prefilter for w in swaps], need=need)
     ours = [i for i, w in enumerate(swaps) if w.kind != "harper"]  # Harper's are scored for `sure` only
     mine, deltas = [swaps[i] for i in ours], [got.deltas[i] for i in ours]
     taken = confusables.chosen(req.text, mine, deltas)
@@ -55,6 +59,29 @@ def scored(backend: AnyBackend, req: EditRequest, options: ToolOptions) -> tuple
     if sure and req.draft is not None:  # the keep-bias leans on these by sure_bias
         req = replace(req, doubtful=confusables.doubtful(req.text, req.draft, sure))
     return req, got
+
+
+def _variants(
+    backend: AnyBackend, req: EditRequest, base: list[int], swaps: list[confusables.Swap], spliced: bool
+) -> list[list[int]]:
+    """Each swap's prompt: spliced into base's tokens (engine/variants.py) where the
+    backend's tokenizer allows, else tokenized whole."""
+    got = variants.spliced(backend.tokenize, [backend.token_bytes(t) for t in base], base, req.text,
+                           [w.edits() for w in swaps]) if spliced else [None] * len(swaps)  # fmt: skip
+    return [t if t is not None else prompt_tokens(backend, replace(req, text=confusables.apply(req.text, [w])))
+            for t, w in zip(got, swaps, strict=True)]  # fmt: skip
+
+
+def _misspliced(
+    backend: AnyBackend, req: EditRequest, swaps: list[confusables.Swap], tokens: list[list[int]], got: Scored
+) -> bool:
+    """Is a variant the scoring read not what its prompt tokenizes to whole? (Then the
+    backend is marked as one whose variants are tokenized whole.)"""
+    for w, t, d in zip(swaps, tokens, got.deltas, strict=True):
+        if d is not None and t != prompt_tokens(backend, replace(req, text=confusables.apply(req.text, [w]))):
+            variants.distrust(backend)
+            return True
+    return False
 
 
 def swaps_of(req: EditRequest, options: ToolOptions) -> list[confusables.Swap]:
