@@ -16,7 +16,7 @@ from pedit.app.jobs import Job
 from pedit.app.options import EngineOptions
 from pedit.app.templates import BUILTIN
 from pedit.backends import open_backend
-from pedit.bench import e2e, e2e_bounds, e2e_medians, e2e_report, readme
+from pedit.bench import e2e, e2e_bounds, e2e_medians, e2e_report, e2e_small, readme
 from pedit.bench.corpus import load_tasks
 from pedit.tools import skeleton
 
@@ -526,3 +526,29 @@ def test_the_commands_read_pedits_compiled_bytecode():
     e2e.compiled(sys.executable)
     assert pyc.is_file()
     assert not any(Path(e2e.__file__).parent.glob("corpus/**/__pycache__"))  # data, not modules
+
+
+def test_the_small_cases_run_with_the_model_resident_and_the_edit_runs_its_own_piece(monkeypatch, isolated_dirs):
+    """Issue 71's small cases (e2e_small.py), on the reference backend: a one-line file (the
+    model runs), its --diff then -y (the -y reads no prompt: the answer cache), and the
+    30-paragraph file fixed, then again after a one-word edit: one run, its own piece's."""
+    monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    runs = e2e.run_all([], ["resident"], 1, small=True)
+    assert [(x.task, x.config, x.repeat, x.exit_code) for x in runs] == [
+        (c, "small", 0, 0) for c in ("one line", "diff then -y", "edit: first", "edit: again")]  # fmt: skip
+    read = {x.task: x.prompt_tokens - x.cached_tokens for x in runs}
+    assert read["one line"] > 0 and read["diff then -y"] == 0
+    first, again = runs[2], runs[3]
+    assert first.runs > 10 and again.runs == 1 and read["edit: again"] < read["edit: first"] / 4
+
+
+def test_the_small_cases_goals_are_their_medians():
+    runs = [run("one line", "small", 0, 0.9), run("one line", "small", 1, 1.3), run("one line", "small", 2, 0.8),
+            run("diff then -y", "small", 0, 0.31), run("edit: first", "small", 0, 40.0),
+            run("edit: again", "small", 0, 11.0)]  # fmt: skip
+    data = {"runs": runs, "tasks": []}
+    got = {g: (v, ok) for g, v, ok in e2e_small.goals(data)}
+    assert got["a one-line file with the model resident <= 1.0 s"] == ("0.90 s", True)
+    assert got["`--diff` then `-y`: the `-y` <= 0.3 s"] == ("0.31 s", False)
+    assert got["a one-word edit of the 30-paragraph file <= 1/4 of its first fix"] == ("11.0 / 40.0 s = 0.28", False)
+    assert any(line.startswith("| edit: again | 11.00 |") for line in e2e_small.section(data))

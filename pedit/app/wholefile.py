@@ -55,6 +55,7 @@ def rewrite(
         kept = job.answers.get(key) if key else None
         if kept is not None:  # this piece was answered before, as it is now: no run, no tool
             outs.append(kept.text)
+            notes += [f"{part}: kept as it was ({why})" for why in kept.notes]  # refused then: refused now
             continue
         req = job.request(piece, name, part, drafts[i] if drafts else None)
         try:
@@ -63,13 +64,13 @@ def rewrite(
         except RefusedError as exc:  # not a whole answer: a judged piece stays as it was
             if not judged:
                 raise
-            notes.append(f"{part}: kept as it was ({exc.reason})")
+            _refused(job, key, piece, exc.reason, part, notes)
             outs.append(piece)
             continue
         out = fin.text if len(segments) == 1 else chunking.same_trailing_newlines(fin.text, piece)
         refusal = _piece_refused(name, segments, i, out) if judged else None
         if refusal:
-            notes.append(f"{part}: kept as it was ({refusal.reason})")
+            _refused(job, key, piece, refusal.reason, part, notes)
             out = piece
         elif key:
             job.answers.put_text(key, out)
@@ -80,6 +81,15 @@ def rewrite(
     out = "".join(outs)
     out = keep_code_layout(name, text, out) if job.template.keeps_lines else out
     return Outcome(out, stats, notes=notes)
+
+
+def _refused(job: Job, key: str | None, piece: str, reason: str, part: str, notes: list[str]) -> None:
+    """A judged piece kept as it was: said, and kept in the answer cache with its reason
+    (its run gives the same answer again, which the guard refuses again), so an edit of
+    another paragraph does not run it again."""
+    notes.append(f"{part}: kept as it was ({reason})")
+    if key:
+        job.answers.put(key, Outcome(text=piece, stats=[], notes=[reason]), None)
 
 
 def _segments(

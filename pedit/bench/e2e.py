@@ -58,6 +58,8 @@ TASKS = "prose-walden,md-essay-demo,md-click-fix,code-textwrap-fix,code-textwrap
 # the copy-heavy edit whose answer is held to the model's reading rate: its prompt is read
 # and nothing else (fix's prompt time includes the scoring of its swaps)
 COPY = "code-textwrap-param-rename"
+# `--tasks small`: the small cases and an edit (e2e_small.py), run with every default run
+SMALL = "small"
 FIRST = "md-essay-demo"  # `pedit fix examples/essay.md`, make demo's: a new user's first command
 
 
@@ -142,16 +144,21 @@ def run_once(
         path = Path(tmp) / Path(task.file).name  # a copy: nothing is written to the corpus
         path.write_text(task.text(), encoding="utf-8")
         stats = Path(tmp) / "stats.json"
-        t0 = time.perf_counter()
-        # run from the file's folder, as a user does: never from the bench's own checkout, whose
-        # pedit package `python -m` would import first (the baseline would run this one)
-        done = subprocess.run(
-            command(task, path, config, stats, baseline), capture_output=True, text=True, env=env, cwd=tmp
-        )
-        seconds = time.perf_counter() - t0
-        figures = json.loads(stats.read_text()) if stats.exists() else {}
+        return timed(command(task, path, config, stats, baseline), task.id, config, repeat, env, stats)
+
+
+def timed(args: list[str], task: str, config: str, repeat: int, env: dict[str, str] | None, stats: Path) -> E2ERun:
+    """One command's run, timed from its process's start to its exit, with the figures it
+    wrote to `stats` (--stats-json); run from `stats`'s folder (the file's), as a user does:
+    never from the bench's own checkout, whose pedit package `python -m` would import first
+    (the baseline would run this one)."""
+    t0 = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=stats.parent)
+    seconds = time.perf_counter() - t0
+    figures = json.loads(stats.read_text()) if stats.exists() else {}
+    stats.unlink(missing_ok=True)
     return E2ERun(
-        task=task.id, config=config, repeat=repeat, seconds=seconds,
+        task=task, config=config, repeat=repeat, seconds=seconds,
         load_seconds=figures.get("load_seconds", 0.0),
         prefill_seconds=figures.get("prefill_seconds", 0.0),
         decode_seconds=figures.get("decode_seconds", 0.0),
@@ -188,14 +195,16 @@ def _served(task: Task, config: str, repeat: int, env: dict[str, str] | None) ->
 
 
 def run_all(
-    tasks: list[Task], configs: list[str], repeats: int, progress=lambda s: None, baseline: Path | None = None
-) -> list[E2ERun]:
+    tasks: list[Task], configs: list[str], repeats: int, progress=lambda s: None, baseline: Path | None = None,
+    small: bool = False,
+) -> list[E2ERun]:  # fmt: skip
     """The runs, in a user cache of their own that starts empty but for the models (as a
     new user's, the model already in place): the first warm-up (FIRST's, when it is one of
     the tasks) is a new user's first command, kept with repeat -1 as every warm-up; the
     baseline's warm-ups (repeat -1 too) follow pedit's. The resident configuration has a
     cache and a runtime directory of its own, so that its first warm-up is a new user's
-    first command too, the one that starts the resident model; it is stopped at the end."""
+    first command too, the one that starts the resident model; it is stopped at the end.
+    `small`: then the small cases and the edit (e2e_small.py), with the model resident."""
     for python in {sys.executable, *([str(baseline)] if baseline else [])}:
         compiled(python)
     with contextlib.ExitStack() as stack:
@@ -214,6 +223,11 @@ def run_all(
                 for config in configs:
                     progress(f"round {r + 1}/{repeats}: {task.id}, {config}")
                     runs.append(run_once(task, config, r, envs[config], baseline))
+        if small:
+            from . import e2e_small
+
+            env = envs.get("resident") or _user(stack, resident=True)
+            runs += e2e_small.run(env, repeats, progress)
     return runs
 
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from . import e2e_baseline, e2e_bounds, e2e_resident, e2e_skeleton
+from . import e2e_baseline, e2e_bounds, e2e_resident, e2e_skeleton, e2e_small
 from .e2e import COPY, FIRST, SERVED
 from .e2e_medians import best_peer, first_command, medians
 
 RENAME = COPY  # the CLI's rename, held to 1.4x the best llama-server configuration
+TOOLS = 0.3  # seconds: a fix's tools at most, on every task (issue 71)
+# prompt tokens read over the file's, at most (issue 71; it was 1.2x): the instruction is in
+# the prompt's start, which the prompt cache holds
+FRAMES = 1.05
 
 
 def _ratios(data: dict, other: str) -> dict[str, float]:
@@ -78,7 +82,7 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
     if shares:
         worst, median = max(shares), statistics.median(s for s, _ in shares)
         measured = f"worst {worst[0]:.2f}x ({worst[1]}), median {median:.2f}x"
-        out.append(("prompt tokens read per command <= 1.2x the file's tokens", measured, worst[0] <= 1.2))
+        out.append((f"prompt tokens read per command <= {FRAMES}x the file's tokens", measured, worst[0] <= FRAMES))
     p, r = medians(data["runs"], COPY, "pedit"), medians(data["runs"], COPY, "reading")
     if p and r and p["answer_rate"] and r["answer_rate"]:
         share = p["answer_rate"] / r["answer_rate"]
@@ -105,7 +109,24 @@ def goals(data: dict) -> list[tuple[str, str, bool]]:
                         f"worst {worst[0]:+.0%} ({worst[1]})", abs(worst[0]) <= 0.10))  # fmt: skip
     ids = [t["id"] for t in data["tasks"]]
     more = (e2e_skeleton.goal(data, _fixes(data)), e2e_baseline.goal(data, ids))
-    return out + [g for g in more if g] + e2e_resident.goals(data, ids)
+    return out + [g for g in more if g] + e2e_resident.goals(data, ids) + _reading_goals(data) + e2e_small.goals(data)
+
+
+
+def _reading_goals(data: dict) -> list[tuple[str, str, bool]]:
+    """Issue 71's: a new process no slower than the best llama-server, a fix's tools within TOOLS."""
+    out = []
+    if r := _peer_ratios(data, "pedit"):
+        worst = min(r, key=r.get)
+        out.append(("the CLI, a new process, >= 1.0x the best llama-server on every task",
+                    f"worst {r[worst]:.2f}x ({worst})", r[worst] >= 1.0))  # fmt: skip
+    tools = [(m["tool_seconds"], t) for t in _fixes(data)
+             if (m := medians(data["runs"], t, "pedit")) and m["tool_seconds"] is not None]  # fmt: skip
+    if tools:
+        worst = max(tools)
+        out.append((f"a fix's tools take <= {TOOLS} s on every task", f"worst {worst[0]:.1f} s ({worst[1]})",
+                    worst[0] <= TOOLS))  # fmt: skip
+    return out
 
 
 def _has(data: dict, config: str) -> bool:
@@ -376,6 +397,7 @@ def markdown(data: dict, chart: str | None = None) -> str:
         *_servers(data, ids),
         *_answers(data, ids),
         *e2e_skeleton.section(data, ids, _fixes(data)),
+        *e2e_small.section(data),
         "## Goals",
         "",
         "| goal | measured | met |",

@@ -17,6 +17,7 @@ from .e2e_medians import best_peer, first_command, medians
 
 OWN = 0.3  # seconds: a resident command's own cost, at most
 NEAR_SERVE = 1.10  # the resident CLI's seconds over pedit serve's request, at most
+AHEAD = 1.2  # the best llama-server's request over the resident CLI's seconds, at least (issue 71)
 
 
 def _rows(data: dict, ids: list[str]):
@@ -125,6 +126,13 @@ def goals(data: dict, ids: list[str]) -> list[tuple[str, str, bool]]:
         out.append((
             "the resident CLI >= 1.0x the best llama-server on every task where pedit serve is",
             f"worst {ratio:.2f}x ({t}), on {len(held)} of {len(rows)} tasks", ratio >= 1.0,
+        ))  # fmt: skip
+    ahead = [(best[0] / r["seconds"], t) for t, _, r, _, best in rows if best]
+    if ahead:  # issue 71
+        ratio, t = min(ahead)
+        out.append((
+            f"the resident CLI >= {AHEAD}x the best llama-server on every task",
+            f"worst {ratio:.2f}x ({t})", ratio >= AHEAD,
         ))  # fmt: skip
     rename = next((best[0] / r["seconds"] for t, _, r, _, best in rows if t == COPY and best), None)
     if rename is not None:

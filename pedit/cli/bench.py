@@ -255,8 +255,11 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     from ..bench.corpus import load_tasks, select
     from ..bench.run import machine
 
-    tasks = select(load_tasks(), quick=False, ids=options.task_ids or e2e.TASKS)
-    if not tasks:
+    ids = [i.strip() for i in (options.task_ids or e2e.TASKS).split(",") if i.strip()]
+    small = options.task_ids is None or e2e.SMALL in ids  # the small cases and the edit (e2e_small.py)
+    wanted = ",".join(i for i in ids if i != e2e.SMALL)
+    tasks = select(load_tasks(), quick=False, ids=wanted) if wanted else []
+    if not tasks and not small:
         raise UsageError(f"no task matches {options.task_ids!r}")
     configs = e2e.configs(options.with_peers, baseline=options.baseline is not None)
     if options.with_peers and not set(e2e.servers.PEERS) <= set(configs):
@@ -266,7 +269,7 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
     rounds = 3 if options.repeats is None else options.repeats
     with err.status("") as status:
         runs = e2e.run_all(
-            tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline
+            tasks, configs, rounds, progress=lambda s: status.update(s), baseline=options.baseline, small=small
         )
     return {
         "kind": "e2e", "command": _command(), "started": started, "machine": machine(), "bytecode": True,

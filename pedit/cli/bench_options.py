@@ -54,7 +54,8 @@ Configs = Annotated[
 ]
 TaskIds = Annotated[
     str | None,
-    typer.Option("--tasks", help="Only the tasks whose id contains one of these (comma-separated)."),
+    typer.Option("--tasks", help="Only the tasks whose id contains one of these (comma-separated); "
+                 "with --e2e, `small` names its small cases and edit (run with every default run)."),
 ]
 Backends = Annotated[
     str | None, typer.Option(help="Comma-separated. [default: llama.cpp,transformers; --quick: llama.cpp]")
