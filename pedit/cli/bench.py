@@ -273,6 +273,7 @@ def _e2e_runs(options: BenchOptions, err) -> dict:
         )
     return {
         "kind": "e2e", "command": _command(), "started": started, "machine": machine(), "bytecode": True,
+        "pedit": e2e.version(Path(sys.executable)),  # the commit measured
         **({"baseline": e2e.version(options.baseline)} if options.baseline else {}),
         **({"peer_build": e2e.servers.peer_build()} if options.with_peers else {}),
         "model": models.DEFAULT_MODEL, "repeats": rounds, "tasks": [asdict(t) for t in tasks],
