@@ -165,7 +165,7 @@ def test_an_edit_that_moves_the_cuts_runs_only_its_own_piece(tmp_path):
     (tmp_path / "a.md").write_text("\n\n".join(paragraphs) + "\n")
     second = pedit(*args, "--stats-json", "2.json", cwd=tmp_path)
     fresh = pedit(*args, "--stats-json", "3.json", cwd=tmp_path, PEDIT_ANSWER_CACHE="off")
-    # its piece (paragraphs 15 to 17) no longer fits in one run: two runs, 15-16 and 17
-    assert second.returncode == 0 and json.loads((tmp_path / "2.json").read_text())["runs"] == 2
+    # its piece (paragraphs 15 to 17) grew past the budget by less than a quarter: one run
+    assert second.returncode == 0 and json.loads((tmp_path / "2.json").read_text())["runs"] == 1
     assert json.loads((tmp_path / "3.json").read_text())["runs"] == 11  # cut afresh: 6 to 11 move
     assert second.stdout == fresh.stdout

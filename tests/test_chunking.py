@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pedit.app.chunking import blocks, chunks, rechunk
+from pedit.app.chunking import GROWN, blocks, chunks, rechunk
 from pedit.cli.app import app
 from pedit.errors import UsageError
 
@@ -54,8 +54,8 @@ def test_an_edit_cuts_only_where_it_changed_the_text(paragraphs, budget, data):
     k = data.draw(st.integers(0, len(paragraphs) - 1))
     edited = paragraphs[:k] + [paragraphs[k] + data.draw(st.text("abc ", max_size=40))] + paragraphs[k + 1 :]
     new = "\n\n".join(edited) + "\n"
-    after = rechunk(new, before, count, budget)
-    assert "".join(after) == new and all(0 < count(p) <= budget for p in after)
+    after = rechunk(new, before, count, budget, room=2 * budget)
+    assert "".join(after) == new and all(0 < count(p) <= int(budget * GROWN) for p in after)
     start = len("\n\n".join(paragraphs[:k]))  # where paragraph k starts in both texts
     end = start + len(paragraphs[k])
     at = 0
@@ -63,6 +63,20 @@ def test_an_edit_cuts_only_where_it_changed_the_text(paragraphs, budget, data):
         if at + len(piece) <= start or at > end:
             assert piece in after
         at += len(piece)
+
+
+def test_a_paragraph_that_grows_a_little_past_its_piece_stays_one_piece():
+    """An edited piece of at most GROWN x budget tokens runs whole (one run, not two); a
+    piece that grows past that is cut again, and none past the room a run has."""
+    paragraphs = ["a" * 30, "b" * 30, "c" * 30, "d" * 30]
+    text = "\n\n".join(paragraphs) + "\n"
+    before = chunks(text, len, 64)  # two paragraphs a piece
+    assert before == [text[:64], text[64:]]
+    grown = text.replace("c" * 30, "c" * 40)
+    assert rechunk(grown, before, len, 64, room=200) == [text[:64], grown[64:]]
+    assert rechunk(grown, before, len, 64, room=70) == [text[:64], grown[64:106], grown[106:]]
+    much = text.replace("c" * 30, "c" * 60)
+    assert len(rechunk(much, before, len, 64, room=200)) == 3
 
 
 def long_document(paragraphs=60, seed=0):

@@ -57,16 +57,24 @@ def chunks(
     return pieces
 
 
+# an edited piece may grow this far past the budget and still run whole (rechunk): cut in
+# two, it would cost a second run and its frame, for a few tokens more of one paragraph
+GROWN = 1.25
+
+
 def rechunk(
     text: str, previous: Sequence[str], count: Callable[[str], int], budget: int,
-    joined: frozenset[int] = frozenset(),
+    joined: frozenset[int] = frozenset(), room: int | None = None,
 ) -> list[str]:
     """chunks(), but the pieces of this file's last cut (`previous`, in order) that are
     found again whole, each starting and ending where a piece may (a block's or an
     oversized block's line's edge), stay pieces; only the text between them is packed
     anew. An edit then cuts only where it changed the text: the pieces before and after
     it are those of the last cut (whose answers the answer cache keeps), where chunks()
-    alone would move every cut after a paragraph that grew past its piece's budget."""
+    alone would move every cut after a paragraph that grew past its piece's budget. Text
+    between two found pieces of at most GROWN x budget tokens (and `room`, the most a run
+    can take) stays one piece: an edit that makes a paragraph a little longer runs one
+    piece, not two."""
     units = list(_units(text, count, budget, joined))
     bounds = [0, *accumulate(len(u) for u in units)]
     at = {b: i for i, b in enumerate(bounds)}
@@ -79,17 +87,22 @@ def rechunk(
         if k is None:
             i += 1
             continue
-        out += _packed(text, gap, b, count, budget, joined)
+        out += _packed(text, gap, b, count, budget, joined, room)
         out.append(previous[k])
         gap, j = b + len(previous[k]), k + 1
         i = at[gap]
-    return out + _packed(text, gap, len(text), count, budget, joined)
+    return out + _packed(text, gap, len(text), count, budget, joined, room)
 
 
-def _packed(text: str, start: int, end: int, count, budget: int, joined: frozenset[int]) -> list[str]:
-    """chunks() of text[start:end], which starts at a piece's edge (its lines counted from there)."""
+def _packed(
+    text: str, start: int, end: int, count, budget: int, joined: frozenset[int], room: int | None
+) -> list[str]:
+    """chunks() of text[start:end], which starts at a piece's edge (its lines counted from
+    there); one piece if it is at most GROWN x budget tokens and `room`."""
     if start >= end:
         return []
+    if room is not None and count(text[start:end]) <= min(room, int(budget * GROWN)):
+        return [text[start:end]]
     first = text.count("\n", 0, start)
     return chunks(text[start:end], count, budget, frozenset(n - first for n in joined if n >= first))
 

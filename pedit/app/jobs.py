@@ -169,7 +169,7 @@ class Job:
         """`joined`: lines no run starts at (inside a code block: skeleton.joined_lines);
         `previous`: the pieces of this file's last cut, kept where found again whole
         (chunking.rechunk)."""
-        budget = self.budget(name, kind)
+        budget = room = self.budget(name, kind)
         if budget < 32:
             raise UsageError(f"--n-ctx {self.backend.n_ctx} leaves no room for the file")
         size = self.backend.count_tokens(text)
@@ -184,7 +184,7 @@ class Job:
         if size <= budget:
             return [text]
         if previous:
-            return chunking.rechunk(text, previous, count, budget, joined)
+            return chunking.rechunk(text, previous, count, budget, joined, room)
         return chunking.chunks(text, count, budget, joined)
 
     def run_one(

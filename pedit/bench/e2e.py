@@ -227,7 +227,7 @@ def run_all(
             from . import e2e_small
 
             env = envs.get("resident") or _user(stack, resident=True)
-            runs += e2e_small.run(env, repeats, progress)
+            runs += e2e_small.run(env, repeats, timed, progress)
     return runs
 
 

@@ -34,10 +34,9 @@ CASES = ("one line", "diff then -y", "edit: first", "edit: again")
 ONE_LINE_SECONDS, DIFF_THEN_YES_SECONDS, EDIT_SHARE = 1.0, 0.3, 0.25
 
 
-def run(env: dict[str, str], repeats: int, progress=lambda s: None) -> list:
-    """The cases' runs (e2e.E2ERun, config "small"), `repeats` rounds of each."""
-    from .e2e import timed
-
+def run(env: dict[str, str], repeats: int, timed, progress=lambda s: None) -> list:
+    """The cases' runs (e2e.E2ERun, config "small"), `repeats` rounds of each; `timed`:
+    e2e.timed, which times one command."""
     runs = []
     cache = Path(env["XDG_CACHE_HOME"]) / "pedit" / "answers"
     fix = [sys.executable, "-m", "pedit", "fix"]
