@@ -276,6 +276,12 @@ def test_merged_runs_replace_a_tasks_earlier_runs(tmp_path):
     assert [t["id"] for t in merged["tasks"]] == ["a", "b"] and merged["command"] == "one and two"
     with pytest.raises(ValueError, match="different machines"):
         e2e_report.merge([first, {**again, "machine": {"cpu": "other"}}])
+    # the commit each run measured, in the order of their commands: the header names both
+    both = e2e_report.merge([{**first, "pedit": {"commit": "a1b2c3d one change"}},
+                             {**again, "pedit": {"commit": "e4f5a6b another"}}])  # fmt: skip
+    assert e2e_report._commits(both) == "pedit at a1b2c3d, e4f5a6b, "
+    assert e2e_report._commits({"pedit": {"commit": "a1b2c3d one change"}}) == "pedit at a1b2c3d, "
+    assert e2e_report._commits({}) == ""
 
 
 def test_llama_server_is_the_peer_the_cli_and_pedit_serve_are_held_to():

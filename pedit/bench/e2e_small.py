@@ -79,7 +79,8 @@ def section(data: dict) -> list[str]:
     for case, m in got.items():
         if m:
             read = f"{m['read']:.0f} / {m['file_tokens']}" if m["file_tokens"] else "–"
-            rows.append(f"| {case} | {m['seconds']:.2f} | {_answering(m)} | {read} | {m['runs'] or 0} "
+            runs = (m["runs"] or 0) if m["read"] else 0  # nothing read: the answer cache answered
+            rows.append(f"| {case} | {m['seconds']:.2f} | {_answering(m)} | {read} | {runs} "
                         f"| {len(m['all']) - m['failed']} of {len(m['all'])} |")  # fmt: skip
     return [
         "## Small cases and an edit, with the model resident",
