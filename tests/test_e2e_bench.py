@@ -539,7 +539,9 @@ def test_the_small_cases_run_with_the_model_resident_and_the_edit_runs_its_own_p
     model runs), its --diff then -y (the -y reads no prompt: the answer cache), and the
     30-paragraph file fixed, then again after a one-word edit: one run, its own piece's."""
     monkeypatch.setenv("PEDIT_BACKEND", "reference")
+    before = _residents()
     runs = e2e.run_all([], ["resident"], 1, small=True)
+    assert _residents() == before  # the resident the cases started is stopped with the run
     assert [(x.task, x.config, x.repeat, x.exit_code) for x in runs] == [
         (c, "small", 0, 0) for c in ("one line", "diff then -y", "edit: first", "edit: again")]  # fmt: skip
     read = {x.task: x.prompt_tokens - x.cached_tokens for x in runs}

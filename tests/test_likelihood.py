@@ -35,6 +35,17 @@ def fresh_logprobs(backend, tokens) -> np.ndarray:
     return np.concatenate([[0.0], likelihood._logprobs(logits[:-1], tokens[1:])])
 
 
+def prompts(backend, words, swaps) -> tuple[list[int], list[list[int]]]:
+    """The base prompt of `words`, and a variant for each (index, word) swap."""
+    base = backend.tokenize("Fix it:\n" + " ".join(words) + ".")
+    variants = []
+    for i, w in swaps:
+        changed = list(words)
+        changed[i % len(words)] = w
+        variants.append(backend.tokenize("Fix it:\n" + " ".join(changed) + "."))
+    return base, variants
+
+
 WORDS = ["their", "there", "to", "too", "was", "were", "the", "cat", "sat", "on", "mat", "and", "it", "is"]
 
 
@@ -45,13 +56,7 @@ WORDS = ["their", "there", "to", "too", "was", "were", "the", "cat", "sat", "on"
     slice_=st.sampled_from([1, 2, 3, 64]),  # the last slice may be one token (it predicts nothing)
 )
 def test_each_delta_is_the_windowed_difference_of_fresh_readings(backend, words, swaps, slice_):
-    text = " ".join(words) + "."
-    base = backend.tokenize("Fix it:\n" + text)
-    variants = []
-    for i, w in swaps:
-        changed = list(words)
-        changed[i % len(words)] = w
-        variants.append(backend.tokenize("Fix it:\n" + " ".join(changed) + "."))
+    base, variants = prompts(backend, words, swaps)
     old, likelihood.SLICE = likelihood.SLICE, slice_
     try:
         got = score(backend, base, variants)
@@ -137,13 +142,7 @@ def test_nothing_to_score_reads_nothing(backend):
 def test_a_variant_that_cannot_reach_its_need_is_not_read_and_nothing_else_changes(backend, words, swaps, need):
     """`need` (issue 71): a variant is left unread only where its Δ, read, would be below
     what the caller acts on; every other Δ is the same, and fewer tokens are read."""
-    text = " ".join(words) + "."
-    base = backend.tokenize("Fix it:\n" + text)
-    variants = []
-    for i, w in swaps:
-        changed = list(words)
-        changed[i % len(words)] = w
-        variants.append(backend.tokenize("Fix it:\n" + " ".join(changed) + "."))
+    base, variants = prompts(backend, words, swaps)
     need = need[: len(variants)]
     backend.truncate(0)
     every = score(backend, base, variants)

@@ -240,14 +240,17 @@ class Job:
             if refusal and refusal.stands(self.force):
                 raise refusal.error(req.filename)
             if self.template.keeps_lines:  # a fix keeps the file's layout and its English
-                text = keep_line_breaks(req.text, fin.text)
-                text = dialect.keep_words(
-                    req.text, text, dialect.resolve(self.options.tools.dialect, req.text)
-                )
-                if not self.options.tools.optional_commas:  # a learner's correctors leave them
-                    text = commas.optional_added(req.text, req.draft, text)
-                fin = replace(fin, text=text)
+                fin = replace(fin, text=self.as_fix(req, fin.text))
         return fin
+
+    def as_fix(self, req: EditRequest, answer: str) -> str:
+        """A fix's answer with the line breaks the model dropped put back, the file's
+        English's words, and no optional comma it added (a learner's correctors leave them)."""
+        text = keep_line_breaks(req.text, answer)
+        text = dialect.keep_words(req.text, text, dialect.resolve(self.options.tools.dialect, req.text))
+        if not self.options.tools.optional_commas:
+            text = commas.optional_added(req.text, req.draft, text)
+        return text
 
 
 @dataclass(frozen=True)

@@ -109,15 +109,15 @@ def score(
     the same tokens (a Harper suggestion that is also a confusion set's swap) are read once."""
     pre = [PREFILTER] * len(variants) if prefilter is None else list(prefilter)
     keys = [tuple(v) for v in variants]
-    once = {k: i for i, k in reversed(list(enumerate(keys)))}  # each distinct variant's first index
-    if len(once) == len(variants):
+    groups: dict[tuple, list[int]] = {}  # each distinct variant's indices, in order of its first
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    if len(groups) == len(variants):
         return _score(backend, base, variants, window, pre, need)
-    firsts = sorted(once.values())
-    at = {keys[i]: j for j, i in enumerate(firsts)}
-    group_pre = [max(p for k, p in zip(keys, pre, strict=True) if k == keys[i]) for i in firsts]
-    group_need = None if need is None else [min(n for k, n in zip(keys, need, strict=True) if k == keys[i])
-                                            for i in firsts]  # fmt: skip
-    got = _score(backend, base, [variants[i] for i in firsts], window, group_pre, group_need)
+    at = {k: j for j, k in enumerate(groups)}
+    group_pre = [max(pre[i] for i in g) for g in groups.values()]
+    group_need = None if need is None else [min(need[i] for i in g) for g in groups.values()]
+    got = _score(backend, base, [variants[g[0]] for g in groups.values()], window, group_pre, group_need)
     left = [got.left[at[k]] for k in keys]
     deltas = [got.deltas[at[k]] if lf is not None and lf >= -p else None for k, lf, p in zip(keys, left, pre, strict=True)]
     return replace(got, deltas=deltas, left=left)
