@@ -62,8 +62,14 @@ def at_the_question(root: Path, act, answer: bytes) -> tuple[int, str]:
             act(root)
             os.write(fd, answer)
             asked = True
-    _, status = os.waitpid(pid, 0)
-    assert asked, out.decode(errors="replace")
+    done, status = os.waitpid(pid, os.WNOHANG)
+    while not done and time.time() < deadline + 30:  # its terminal closed: it is exiting
+        time.sleep(0.1)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if not done:  # still running past the deadline: a hang, said with what it printed
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert done and asked, out.decode(errors="replace")
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
 

@@ -28,8 +28,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import click
-
 from ..app import fileio, together
 from ..app.project import Project, TooLarge, find
 from ..checks import guard
@@ -41,6 +39,7 @@ from ..tools.intent import RENAME, Intent
 from ..tools.leftovers import Leftover
 from ..tools.projectrename import ProjectEdit, renames_module
 from ..ui.render import print_diff, unified_diff
+from . import ask
 from .options import WriteBack
 
 PYTHON = (".py",)  # rope reads .py; a stub (.pyi) is renamed as its own file
@@ -307,7 +306,7 @@ def _out(p: Plan, flow, changes: list[together.Change], ran: dict) -> int:
         report.say(str(p.defining), f"{what}: would change {', '.join(sorted(diffs))}")
         return ExitCode.CHANGED
     question = f"Apply to these {n} files?" if n > 1 else f"Apply to {next(iter(diffs))}?"
-    if mode == WriteBack.ASK and not click.confirm(question, default=False, err=True):
+    if mode == WriteBack.ASK and not ask.confirm(question):
         return ExitCode.OK
     assert mode in (WriteBack.ASK, WriteBack.YES), mode  # --stdout never plans (plan)
     t0 = time.perf_counter()

@@ -9,12 +9,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import click
-
 from ..app import fileio
 from ..checks import guard
 from ..errors import ExitCode, RefusedError
 from ..ui.render import print_diff, unified_diff
+from . import ask
 from .options import WriteBack
 
 Say = Callable[[str, str], None]  # say(file name, message): one line on stderr
@@ -99,4 +98,4 @@ def unsafe(d: Decision) -> RefusedError:
 
 def _confirm(d: Decision) -> bool:
     print_diff(list(d.diff))
-    return click.confirm(f"Apply to {d.source.path}?", default=False, err=True)
+    return ask.confirm(f"Apply to {d.source.path}?")
