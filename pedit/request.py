@@ -37,3 +37,7 @@ class EditRequest:
     # it (EditOptions.sure_bias); like `draft`, it moves the answer, and plain decoding
     # leans the same way (lossless)
     doubtful: str | None = None
+    # The file before the instruction in the first user message (prompt.messages): a
+    # session's retry with another instruction then shares the file with the turn before
+    # it and reads only from the instruction on (decode.prefill)
+    file_first: bool = False

@@ -99,8 +99,25 @@ def test_a_rejected_turn_leaves_no_trace():
     t2 = s.pending
     assert s.request("x").history == ()
     assert 0 < t2.reused_tokens < t2.prompt_tokens  # system prompt and more, up to the instruction
-    fresh, _ = last(edit_events(ReferenceBackend(), EditRequest(TEXT, "Fix the spelling.", "notes.txt")))
+    fresh, _ = last(edit_events(ReferenceBackend(), s.request("Fix the spelling.")))
     assert t2.answer == fresh.text
+
+
+def test_a_retry_reads_only_its_instruction():
+    """The file comes before the instruction in a session's prompt (session.FILE_FIRST): after
+    a rejected answer, a retry with another instruction finds the whole file in the cache."""
+    s = session()
+    backend = s.backend
+    first = build_prompt(backend, s.request("Fix the grammar.")).tokens
+    run(s, "Fix the grammar.")
+    s.reject()
+    again = build_prompt(backend, s.request("Fix the grammar, and the spelling too.")).tokens
+    run(s, "Fix the grammar, and the spelling too.")
+    t2 = s.pending
+    assert t2.reused_tokens == common_prefix(first, again)
+    assert TEXT in backend.detokenize(again[: t2.reused_tokens])  # the file: read once
+    tail = backend.detokenize(again[t2.reused_tokens :])
+    assert tail.startswith(" and the spelling too.") or tail.startswith(", and the spelling too.")
 
 
 def test_accept_some_hunks_undo_redo():
@@ -184,7 +201,7 @@ TUI_TEXT = (
 @pytest.mark.parametrize(
     ("backend_seed", "seed", "why"),
     [
-        (0, 0, "was cut off after 200 tokens"),
+        (0, 4, "was cut off after 200 tokens"),
         (1, 1, "ended after 128 tokens without closing its code block (an incomplete rewrite)"),
     ],
 )

@@ -16,7 +16,9 @@ from pedit.app.loading import Loaded
 from pedit.app.options import EngineOptions
 from pedit.app.session import Session, TurnResult
 from pedit.backends.reference import ReferenceBackend
+from pedit.engine.decode import common_prefix
 from pedit.engine.options import EditOptions
+from pedit.engine.prompt import build_prompt
 from pedit.engine.sampling import Sampling
 from pedit.events import Stats
 from pedit.tui.app import PeditApp
@@ -129,7 +131,12 @@ async def test_reject_and_retry_keeps_the_text(tmp_path):
         await pilot.press("e")  # reject, and the instruction comes back to edit
         assert app.session.text == TEXT and app.session.pending is None
         assert app.instruction.value == "Fix it." and app.focused is app.instruction
-        await ask(pilot, app, "Fix it, please.")
+        await ask(pilot, app, "Fix it again.")
+        # the retry read only from its instruction on: the file came before it (session.FILE_FIRST)
+        s = app.session
+        first, again = (build_prompt(s.backend, s.request(i)).tokens for i in ("Fix it.", "Fix it again."))
+        assert s.pending.reused_tokens == common_prefix(first, again)
+        assert TEXT in s.backend.detokenize(first[: s.pending.reused_tokens])
         await pilot.press("r")
         assert app.session.text == TEXT and app.document.mode == "file"
 

@@ -52,6 +52,7 @@ from .options import EngineOptions
 from .templates import Template, check_overrides, templates
 
 BACKENDS = ("auto", "llama.cpp", "transformers", "reference", "openai")
+REUSE = ("exact", "longest")  # what of the model's state a run starts from (KEYS["reuse"])
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
@@ -131,9 +132,15 @@ KEYS: dict[str, Key] = {
     "answer_cache": Key(bool, default=True),
     # the answer cache's size bound, in MB (least recently used out: models/entrystore.py)
     "answer_cache_mb": Key(int, lo=1, default=256),
+    # what of the model's state a run starts from (jobs.Job.run_one): "exact", only the prompt's
+    # shared start, read alone (the answer is a fresh reading's, bit for bit); "longest", the
+    # longest prefix the model holds (a resident's last request), which on llama.cpp reads the
+    # rest in another batch split and may flip a near-tie (docs/resident.md)
+    "reuse": Key(str, REUSE, default="exact"),
 }
 ENV = {"model": "PEDIT_MODEL", "backend": "PEDIT_BACKEND", "base_url": "PEDIT_BASE_URL",
-       "keep_alive": "PEDIT_KEEP_ALIVE", "answer_cache": "PEDIT_ANSWER_CACHE"}  # fmt: skip
+       "keep_alive": "PEDIT_KEEP_ALIVE", "answer_cache": "PEDIT_ANSWER_CACHE",
+       "reuse": "PEDIT_REUSE"}  # fmt: skip
 SWITCH = {"1": True, "on": True, "true": True, "yes": True,
           "0": False, "off": False, "false": False, "no": False}  # fmt: skip
 
@@ -292,6 +299,7 @@ class Settings:
     keep_alive: float
     answer_cache: bool
     answer_cache_mb: int
+    reuse: str
     sources: Mapping[str, str]  # key -> "command line", "env PEDIT_MODEL", "config /path", "default"
     templates: Mapping[str, tuple[dict, str]]  # template name -> (overrides, source)
 
@@ -322,10 +330,11 @@ class Settings:
 
     def engine_options(self, given: EngineOptions | None = None) -> EngineOptions:
         """The engine's options: what the shell gives (its flags; None: the defaults) with
-        these settings' speculate, draft_max, keep_bias, spelling, dialect and skeleton over them."""
+        these settings' speculate, draft_max, keep_bias, spelling, dialect, skeleton and reuse
+        over them."""
         o = given or EngineOptions()
         return replace(
-            o, keep_bias=self.keep_bias, skeleton=self.skeleton,
+            o, keep_bias=self.keep_bias, skeleton=self.skeleton, reuse=self.reuse,
             edit=replace(o.edit, speculate=self.speculate, draft_max=self.draft_max),
             tools=replace(o.tools, spelling=self.spelling, dialect=self.dialect),
         )  # fmt: skip

@@ -48,6 +48,7 @@ class Job:
     # tokens a run, and off by default since the quality report measured it buying nothing
     # (the 16 fix tasks: 0.75 with and without; the `+partnote` lever turns it on)
     part_note: bool = False
+    file_first: bool = False  # the file before the instruction in the prompt (EditRequest.file_first)
     # the answer cache (answercache.py), when on: a file cut in runs keeps each piece's answer,
     # and a piece answered before is not run again (wholefile.rewrite)
     answers: object = None
@@ -102,6 +103,7 @@ class Job:
             name,
             self.system or self.template.system,
             draft=None if draft == text else draft,
+            file_first=self.file_first,
         )
 
     def constraint(self, text: str, name: str, kind: str) -> Constraint | None:
@@ -204,13 +206,18 @@ class Job:
             prompt = (build_summary_prompt if kind == "summary" else build_prompt)(self.backend, req).tokens
             stem = self.stem(prompt, kind)[: len(prompt) - 1]
             # nothing after it is reused: what ran before (another paragraph, another file)
-            # never changes how this prompt is read, nor so its answer (decode.hold)
-            if self.options.prompt_cache:
+            # never changes how this prompt is read, nor so its answer (decode.hold); unless
+            # the setting `reuse` is "longest" and the cache holds more of this prompt
+            longest = min(common_prefix(self.backend.held, prompt), len(prompt) - 1)
+            if self.options.reuse == "longest" and longest > len(stem):
+                read, held = 0, longest  # kept whole (decode.prefill, likelihood.score)
+            elif self.options.prompt_cache:
                 where = cache_root() / "prefixes"
                 read = prefixcache.ready(self.backend, identity(self.backend), stem, where).read
+                held = len(stem)
             else:
-                read = hold(self.backend, stem)
-            cached, passes = len(stem) - read, (1 if read else 0)
+                read, held = hold(self.backend, stem), len(stem)
+            cached, passes = held - read, (1 if read else 0)
         tools = Tools()
         if score and kind == "rewrite":
             t1 = time.perf_counter()

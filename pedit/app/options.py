@@ -27,6 +27,7 @@ class EngineOptions:
     json_auto: bool = True  # a .json file that parses is rewritten under a JSON grammar
     prompt_cache: bool = True  # the prompt's shared start kept on disk across commands (prefixcache.py)
     skeleton: bool = True  # a fix's answer follows its file's skeleton grammar (tools/skeleton)
+    reuse: str = "exact"  # a run starts from the prompt's start read alone, or "longest" held (config.KEYS)
 
     def costed(self, cost: CostModel | None) -> EngineOptions:
         """These options with the loaded model's cost model (the planner's prices)."""

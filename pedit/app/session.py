@@ -8,7 +8,8 @@ begins with exactly the tokens turn n left in the backend's cache (its prompt an
 answer) and only the new instruction is evaluated before the first token: the prefill
 reuses the shared prefix (decode.prefill). The draft of turn n+1 is the working text,
 that is the accepted answer of turn n ("iterating on prior responses", Predicted Outputs).
-A rejected turn leaves no trace in the conversation; when the conversation would take
+A rejected turn leaves no trace in the conversation, and a retry with another instruction
+reads only that instruction: the file comes before it (FILE_FIRST). When the conversation would take
 more than half of the context, it starts again from the working text.
 """
 
@@ -29,6 +30,13 @@ from ..events import Event, Finished, Stats, TextReceived, TokenGenerated, Token
 from ..machine.calibration import measure_cost
 from ..request import EditRequest, Exchange
 from .options import EngineOptions
+
+
+# The file, then the instruction (EditRequest.file_first): a retry ("e" in the interactive
+# session: the answer rejected, the instruction edited) shares the whole file with the turn
+# before it and reads only from the instruction on; the command's prompts keep the
+# instruction first, which their pieces and files share (docs/resident.md)
+FILE_FIRST = True
 
 
 class SessionError(Exception):
@@ -90,8 +98,9 @@ class Session:
         history = tuple(a.exchange for a in turns)
         start = turns[0].before if turns else ""
         req = EditRequest(
-            self.text, instruction, self.filename, system=self.system, history=history, start=start
-        )
+            self.text, instruction, self.filename, system=self.system, history=history, start=start,
+            file_first=FILE_FIRST,
+        )  # fmt: skip
         if history and self._prompt_size(req) > self.backend.n_ctx // 2:
             req = replace(req, history=(), start="")  # too long: start again from the working text
         return req

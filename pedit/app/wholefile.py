@@ -129,12 +129,12 @@ def _cut_key(job: Job, name: str) -> str:
 def _job(job: Job) -> tuple:
     """What a job's answers depend on: the model (its file's identity), the template, the
     options without the cost model (which prices passes and changes no answer), the
-    instruction, system prompt, --force and the part note."""
+    instruction, system prompt, --force, the part note and the prompt's order."""
     from ..machine.calibration import identity
 
     options = replace(job.options, edit=replace(job.options.edit, cost=None))
     model = (job.backend.name, identity(job.backend), getattr(job.backend, "n_ctx", None))
-    return model, job.template, options, (job.instruction, job.system, job.force, job.part_note)
+    return model, job.template, options, (job.instruction, job.system, job.force, job.part_note, job.file_first)
 
 
 def _english_of(job: Job, text: str) -> Job:

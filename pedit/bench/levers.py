@@ -23,7 +23,8 @@ or the learner's candidates (`noforms`: no verb forms after a modal, "to" or "di
 `nocommas`: no commas put in; `nopossessives`: no plural noun's possessive; issue 70's
 `nocontext`: a misspelling's correction not chosen in its sentence; `nomissing`: no missing
 word put in; `optionalcommas`: the answer's own comma after a short phrase of time or place
-kept). Variants
+kept), or the prompt's order (`filefirst`: the file, then the instruction, as the interactive
+session asks; issue 71). Variants
 combine: `qwen2.5-coder-0.5b+plain+kb0`.
 """
 
@@ -87,6 +88,7 @@ class Variant:
     context_spelling: bool = CONTEXT_SPELLING  # a misspelling's neighbours scored (incontext.spelling)
     missing: bool = MISSING  # a missing be, subject pronoun or "to" put in, scored (incontext.missing)
     optional_commas: bool = OPTIONAL_COMMAS  # the answer's own comma after a short phrase kept
+    file_first: bool = False  # the file before the instruction in the prompt (EditRequest.file_first)
 
     def options(self) -> EngineOptions:
         """The command's options this variant gives: each of its fields on the part that has it."""
@@ -114,7 +116,8 @@ class Variant:
         return template
 
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
-        return rewrite(replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note), text, name)
+        job = replace(job, chunk_tokens=self.chunk_tokens, part_note=self.part_note, file_first=self.file_first)
+        return rewrite(job, text, name)
 
     def pieces(self, text: str) -> list[tuple[str, str]]:
         """What the task's text is run as, each piece with the white space that follows it
@@ -165,6 +168,7 @@ VARIANTS: dict[str, Variant] = {
     "nocontext": Variant(context_spelling=False),
     "nomissing": Variant(missing=False),
     "optionalcommas": Variant(optional_commas=True),
+    "filefirst": Variant(file_first=True),
 }
 # A sentence ends at . ! or ? before white space, or at a line break; what follows it up to
 # the next sentence is its own (a learner's texts have no abbreviations that end in a dot)

@@ -72,21 +72,22 @@ def fenced_body(text: str) -> str:
 
 
 def messages(req: EditRequest, fence: str) -> list[dict]:
-    """[system, user: instruction + fenced file]; in a session with accepted turns, the
+    """[system, user: instruction + fenced file (the file, then the instruction, where
+    `req.file_first`)]; in a session with accepted turns, the
     conversation: the first instruction with the starting file, then for each turn the
     accepted text as the assistant's answer and the next instruction, so the prompt of
     turn n+1 begins with the tokens of turn n (prompt and answer) and reuses their cache."""
     name = req.filename or "the file"
     lang = language(req.filename)
     system = {"role": "system", "content": req.system or REWRITE_SYSTEM}
+
+    def asked(instruction: str, text: str) -> str:
+        file = f"{name}:\n{fence}{lang}\n{fenced_body(text)}{fence}"
+        return f"{file}\n\n{instruction.strip()}" if req.file_first else f"{instruction.strip()}\n\n{file}"
+
     if not req.history:
-        user = f"{req.instruction.strip()}\n\n{name}:\n{fence}{lang}\n{fenced_body(req.text)}{fence}"
-        return [system, {"role": "user", "content": user}]
-    first = req.history[0].instruction.strip()
-    out = [
-        system,
-        {"role": "user", "content": f"{first}\n\n{name}:\n{fence}{lang}\n{fenced_body(req.start)}{fence}"},
-    ]
+        return [system, {"role": "user", "content": asked(req.instruction, req.text)}]
+    out = [system, {"role": "user", "content": asked(req.history[0].instruction, req.start)}]
     asks = [h.instruction for h in req.history[1:]] + [req.instruction]
     for turn, ask in zip(req.history, asks, strict=True):
         out.append({"role": "assistant", "content": f"{fence}{lang}\n{fenced_body(turn.result)}{fence}"})
