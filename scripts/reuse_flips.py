@@ -8,7 +8,12 @@ whose two answers differ; the prompt tokens each read are what "longest" saves.
 
     python scripts/reuse_flips.py train > reuse_train.jsonl   # the training tasks
     python scripts/reuse_flips.py held > reuse_held.jsonl     # the held-out tasks
+    python scripts/reuse_flips.py train nospell > reuse_train_nospell.jsonl
     python scripts/reuse_flips.py --summary reuse_train.jsonl reuse_held.jsonl
+
+`nospell`: no tools' suggestions and no scoring (the answer's path alone, as `pedit edit`
+runs): a fix's scoring reads the prompt again from its first scored swap, whatever the
+model holds, so with it "longest" keeps only what comes before that swap.
 """
 
 from __future__ import annotations
@@ -31,20 +36,24 @@ def edited(text: str) -> str | None:
     return text[: w.end()] + text[w.end() - 1] + text[w.end() :]
 
 
-def records(part: str) -> None:
+def records(part: str, spelling: bool) -> None:
     from pedit.app import wholefile
     from pedit.app.jobs import Job
     from pedit.app.options import EngineOptions
     from pedit.app.templates import templates
     from pedit.bench.corpus import load_tasks
     from pedit.events import Finished, Prefilled
+    from pedit.machine import calibration
     from pedit.models import DEFAULT_MODEL, load
     from pedit.models.progress import quietly
     from pedit.tools import skeleton
     from pedit.ui.runs import answer
 
     backend = quietly(load(DEFAULT_MODEL))
-    job = Job(backend, templates({}, DEFAULT_MODEL)["fix"], None, EngineOptions())
+    options = EngineOptions().costed(calibration.cached_cost(backend) or calibration.measure_cost(backend))
+    if not spelling:
+        options = replace(options, tools=replace(options.tools, spelling=False))
+    job = Job(backend, templates({}, DEFAULT_MODEL)["fix"], None, options)  # as the CLI's: costed
     longest, exact = (replace(job, options=replace(job.options, reuse=r)) for r in ("longest", "exact"))
 
     def fix(j: Job, text: str, name: str) -> dict:
@@ -97,7 +106,7 @@ def summary(paths: list[str]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--summary"]:
         summary(sys.argv[2:])
-    elif sys.argv[1:] in (["train"], ["held"]):
-        records(sys.argv[1])
+    elif sys.argv[1:2] in (["train"], ["held"]) and sys.argv[2:] in ([], ["nospell"]):
+        records(sys.argv[1], spelling=sys.argv[2:] != ["nospell"])
     else:
         sys.exit(__doc__)

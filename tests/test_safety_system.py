@@ -184,9 +184,11 @@ def test_sigterm_while_the_model_runs_exits_143(tmp_path, where):
     exits 143 and the file is untouched (the resident stops the request and stays). A fix of
     200 paragraphs, 201 runs (about 11 s of the reference model here): an edit's answer
     ("Copy it.") depends on where the cost model cuts the file, which depends on the
-    machine, and on an AMD EPYC it stopped early in its first run, before the signal."""
+    machine, and on an AMD EPYC it stopped early in its first run, before the signal. No
+    answer cache: it gives a paragraph's answer again for each of the same paragraphs, and
+    the command was over before the resident was seen busy."""
     essay = write(tmp_path / "essay.md", ESSAY * 200)
-    env = os.environ | (HERE if where == "here" else {"PEDIT_KEEP_ALIVE": "120"})
+    env = os.environ | (HERE if where == "here" else {"PEDIT_KEEP_ALIVE": "120", "PEDIT_ANSWER_CACHE": "off"})
     proc = subprocess.Popen(
         [*PEDIT, "fix", str(essay), "-y", *REF, "--speculate", "off"],
         stderr=subprocess.PIPE, text=True, env=env,
@@ -197,7 +199,7 @@ def test_sigterm_while_the_model_runs_exits_143(tmp_path, where):
                 break
     else:
         deadline = time.monotonic() + 120
-        while not any(s["busy"] for s in _status(env)) and time.monotonic() < deadline:
+        while proc.poll() is None and not any(s["busy"] for s in _status(env)) and time.monotonic() < deadline:
             time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
