@@ -20,7 +20,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # process (typer's CliRunner, the hook's run) loads its model there and asks no cache: the
 # test's doubles and monkeypatches live in this process and reach no other (in_process
 # below); a test about the resident in this process sets PEDIT_KEEP_ALIVE itself.
-for _var in ("PEDIT_KEEP_ALIVE", "PEDIT_ANSWER_CACHE"):
+for _var in ("PEDIT_KEEP_ALIVE", "PEDIT_ANSWER_CACHE", "PEDIT_REUSE"):
     os.environ.pop(_var, None)
 sys.path.insert(0, str(Path(__file__).parent))
 # a hang-up and Ctrl-C act as in a user's terminal in the tests of signals: a suite started
