@@ -76,17 +76,19 @@ def records(part: str, spelling: bool) -> None:
         text = task.text()
         mine = wholefile._english_of(job, text)
         sk = wholefile._skeleton(mine, text, task.file)
-        for i, piece in enumerate(mine.pieces(text, task.file, "rewrite", skeleton.joined_lines(sk) if sk else frozenset())):
+        joined = skeleton.joined_lines(sk) if sk else frozenset()
+        for i, piece in enumerate(mine.pieces(text, task.file, "rewrite", joined)):
             changed = edited(piece)
             if changed is None:
                 continue
             fix(longest, piece, task.file)  # what the model holds: this piece's prompt and answer
             got = fix(longest, changed, task.file)
             want = fix(exact, changed, task.file)
-            print(json.dumps({"task": task.id, "piece": i, "flip": got["text"] != want["text"],
+            flip = got["text"] != want["text"]
+            print(json.dumps({"task": task.id, "piece": i, "flip": flip,
                               "longest": {k: v for k, v in got.items() if k != "text"},
                               "exact": {k: v for k, v in want.items() if k != "text"},
-                              **({"answers": [got["text"], want["text"]]} if got["text"] != want["text"] else {})}),
+                              **({"answers": [got["text"], want["text"]]} if flip else {})}),
                   flush=True)  # fmt: skip
 
 
@@ -97,7 +99,8 @@ def summary(paths: list[str]) -> None:
         read = {k: sum(r[k]["read"] for r in rows) for k in ("longest", "exact")}
         secs = {k: sum(r[k]["seconds"] for r in rows) for k in ("longest", "exact")}
         tasks = len({r["task"] for r in rows})
-        print(f"{path}: {len(rows)} edited pieces of {tasks} tasks; flips {flips} ({flips / max(1, len(rows)):.1%});"
+        rate = flips / max(1, len(rows))
+        print(f"{path}: {len(rows)} edited pieces of {tasks} tasks; flips {flips} ({rate:.1%});"
               f" prompt tokens read: longest {read['longest']}, exact {read['exact']}"
               f" ({read['longest'] / max(1, read['exact']):.2f}x); seconds: longest {secs['longest']:.1f},"
               f" exact {secs['exact']:.1f}")  # fmt: skip

@@ -31,15 +31,18 @@ RETRIES = [("Fix the grammar.", "Fix the grammar and the spelling."),
 def main(paths: list[Path]) -> None:
     backend = quietly(models.load(models.DEFAULT_MODEL))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    print(f"`python scripts/session_retry.py` at {commit.stdout.strip()}, {models.DEFAULT_MODEL}'s tokenizer:\n")
-    print("| file | first instruction → retry | prompt tokens | retry reads, file first (today) | instruction first |")
+    at = commit.stdout.strip()
+    print(f"`python scripts/session_retry.py` at {at}, {models.DEFAULT_MODEL}'s tokenizer:\n")
+    print("| file | first instruction → retry | prompt tokens | retry reads, file first (today) "
+          "| instruction first |")
     print("|---|---|---:|---:|---:|")
     for path in paths:
         s = Session(backend, path.read_text(encoding="utf-8"), path.name)
         for first, again in RETRIES:
             read = {}
             for file_first in (True, False):
-                a, b = (build_prompt(backend, replace(s.request(i), file_first=file_first)).tokens for i in (first, again))
+                a, b = (build_prompt(backend, replace(s.request(i), file_first=file_first)).tokens
+                        for i in (first, again))  # fmt: skip
                 read[file_first] = len(b) - min(common_prefix(a, b), len(b) - 1)
             total = len(build_prompt(backend, s.request(again)).tokens)
             print(f"| {path.name} | {first} → {again} | {total} | {read[True]} | {read[False]} |")

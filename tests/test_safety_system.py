@@ -199,7 +199,9 @@ def test_sigterm_while_the_model_runs_exits_143(tmp_path, where):
                 break
     else:
         deadline = time.monotonic() + 120
-        while proc.poll() is None and not any(s["busy"] for s in _status(env)) and time.monotonic() < deadline:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(s["busy"] for s in _status(env)):
+                break
             time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)

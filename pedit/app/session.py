@@ -9,8 +9,8 @@ answer) and only the new instruction is evaluated before the first token: the pr
 reuses the shared prefix (decode.prefill). The draft of turn n+1 is the working text,
 that is the accepted answer of turn n ("iterating on prior responses", Predicted Outputs).
 A rejected turn leaves no trace in the conversation, and a retry with another instruction
-reads only that instruction: the file comes before it (FILE_FIRST). When the conversation would take
-more than half of the context, it starts again from the working text.
+reads only that instruction: the file comes before it (FILE_FIRST). When the conversation
+would take more than half of the context, it starts again from the working text.
 """
 
 from __future__ import annotations

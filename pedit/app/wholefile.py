@@ -134,7 +134,8 @@ def _job(job: Job) -> tuple:
 
     options = replace(job.options, edit=replace(job.options.edit, cost=None))
     model = (job.backend.name, identity(job.backend), getattr(job.backend, "n_ctx", None))
-    return model, job.template, options, (job.instruction, job.system, job.force, job.part_note, job.file_first)
+    asked = (job.instruction, job.system, job.force, job.part_note, job.file_first)
+    return model, job.template, options, asked
 
 
 def _english_of(job: Job, text: str) -> Job:

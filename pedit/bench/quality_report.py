@@ -339,8 +339,8 @@ _HOW = """## How it is scored
   (`--no-skeleton`);
   `+whole` the file in as few runs as the context allows, where `fix` otherwise goes a paragraph or so (96
   tokens) at a time; `+filefirst` each run asked with its file before the instruction, as the
-  interactive session asks (the commands ask with the instruction first). Variants run in a separate group are timed in another process:
-  compare their seconds with care.
+  interactive session asks (the commands ask with the instruction first). Variants run in a
+  separate group are timed in another process: compare their seconds with care.
 - `spellcheck` is the baseline with no language model: pyspellchecker's top correction for
   every unknown word of the prose (`pedit/tools/spelling.py`)."""
 
