@@ -10,6 +10,7 @@ whose two answers differ; the prompt tokens each read are what "longest" saves.
     python scripts/reuse_flips.py held > reuse_held.jsonl     # the held-out tasks
     python scripts/reuse_flips.py train nospell > reuse_train_nospell.jsonl
     python scripts/reuse_flips.py --summary reuse_train.jsonl reuse_held.jsonl
+    python scripts/reuse_flips.py --markdown docs/reuse-flips/*.jsonl   # docs/resident.md's table
 
 `nospell`: no tools' suggestions and no scoring (the answer's path alone, as `pedit edit`
 runs): a fix's scoring reads the prompt again from its first scored swap, whatever the
@@ -92,6 +93,18 @@ def records(part: str, spelling: bool) -> None:
                   flush=True)  # fmt: skip
 
 
+def markdown(paths: list[str]) -> None:
+    """The table docs/resident.md shows: one row per file of records."""
+    print("| records | edited pieces (tasks) | answers `longest` changed | prompt tokens read, longest / exact |")
+    print("|---|---:|---:|---:|")
+    for path in paths:
+        rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+        flips = sum(r["flip"] for r in rows)
+        read = [sum(r[k]["read"] for r in rows) for k in ("longest", "exact")]
+        print(f"| `{path}` | {len(rows)} ({len({r['task'] for r in rows})}) | {flips} ({flips / len(rows):.1%}) "
+              f"| {read[0]} / {read[1]} ({read[0] / read[1]:.2f}x) |")
+
+
 def summary(paths: list[str]) -> None:
     for path in paths:
         rows = [json.loads(line) for line in open(path, encoding="utf-8")]
@@ -109,6 +122,8 @@ def summary(paths: list[str]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--summary"]:
         summary(sys.argv[2:])
+    elif sys.argv[1:2] == ["--markdown"]:
+        markdown(sys.argv[2:])
     elif sys.argv[1:2] in (["train"], ["held"]) and sys.argv[2:] in ([], ["nospell"]):
         records(sys.argv[1], spelling=sys.argv[2:] != ["nospell"])
     else:
