@@ -208,8 +208,10 @@ class Job:
             # nothing after it is reused: what ran before (another paragraph, another file)
             # never changes how this prompt is read, nor so its answer (decode.hold); unless
             # the setting `reuse` is "longest" and the cache holds more of this prompt
-            longest = min(common_prefix(self.backend.held, prompt), len(prompt) - 1)
-            if self.options.reuse == "longest" and longest > len(stem):
+            longest = 0  # what the cache holds of this prompt, where it may be kept
+            if self.options.reuse == "longest":
+                longest = min(common_prefix(self.backend.held, prompt), len(prompt) - 1)
+            if longest > len(stem):
                 read, held = 0, longest  # kept whole (decode.prefill, likelihood.score)
             elif self.options.prompt_cache:
                 where = cache_root() / "prefixes"

@@ -415,8 +415,8 @@ def markdown(data: dict, chart: str | None = None) -> str:
 def _commits(data: dict) -> str:
     """'pedit at 32a0c5b, ': the commit the run measured (each run's, merged runs')."""
     p = data.get("pedit") or {}
-    got = ", ".join(p["commits"]) if p.get("commits") else (p.get("commit") or "").split()[:1]
-    return f"pedit at {got if isinstance(got, str) else got[0]}, " if got else ""
+    commits = p.get("commits") or (p.get("commit") or "").split()[:1]
+    return f"pedit at {', '.join(commits)}, " if commits else ""
 
 
 def readme(data: dict) -> str:

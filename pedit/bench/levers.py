@@ -116,8 +116,8 @@ class Variant:
         return template
 
     def rewrite(self, job: Job, text: str, name: str) -> Answering:
-        cut = {"chunk_tokens": self.chunk_tokens, "part_note": self.part_note, "file_first": self.file_first}
-        return rewrite(replace(job, **cut), text, name)
+        how = {"chunk_tokens": self.chunk_tokens, "part_note": self.part_note, "file_first": self.file_first}
+        return rewrite(replace(job, **how), text, name)
 
     def pieces(self, text: str) -> list[tuple[str, str]]:
         """What the task's text is run as, each piece with the white space that follows it

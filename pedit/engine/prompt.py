@@ -72,9 +72,9 @@ def fenced_body(text: str) -> str:
 
 
 def messages(req: EditRequest, fence: str) -> list[dict]:
-    """[system, user: instruction + fenced file (the file, then the instruction, where
-    `req.file_first`)]; in a session with accepted turns, the
-    conversation: the first instruction with the starting file, then for each turn the
+    """[system, user: instruction + fenced file (the file first where `req.file_first`)];
+    in a session with accepted turns, the conversation: the first instruction with the
+    starting file (in the same order), then for each turn the
     accepted text as the assistant's answer and the next instruction, so the prompt of
     turn n+1 begins with the tokens of turn n (prompt and answer) and reuses their cache."""
     name = req.filename or "the file"
